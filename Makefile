@@ -1,0 +1,28 @@
+# Two entry points on a fresh machine with Python 3.11: `make study` and `make test`.
+# Both create .venv and install the project into it (once; again when pyproject.toml changes).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CORES ?= all
+
+.PHONY: study test lint clean-results
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+study: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/snakemake --cores $(CORES)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check harness tests
+	$(BIN)/ruff format --check harness tests
+
+clean-results:
+	rm -rf results reports

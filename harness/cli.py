@@ -1,0 +1,248 @@
+"""The ``harness`` command line: validate, schema, reference, evaluate, compare, run.
+
+Fast commands (``validate``, ``schema``, ``reference``) never import TensorFlow; only
+``evaluate`` and ``run`` do, once per process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+EXIT_INVALID = 2
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .cases import validate_paths
+
+    paths = args.cases or sorted(Path("cases").glob("*.yaml"))
+    if not paths:
+        print("harness validate: no case files given and none in cases/", file=sys.stderr)
+        return EXIT_INVALID
+    cases, problems = validate_paths(paths)
+    for p in problems:
+        print(p, file=sys.stderr)
+    if problems:
+        files = len({p.file for p in problems})
+        print(f"{len(problems)} problem(s) in {files} file(s)", file=sys.stderr)
+        return EXIT_INVALID
+    if not args.quiet:
+        print(f"{len(cases)} case file(s) valid")
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from .case_schema import schema_json
+
+    sys.stdout.write(schema_json())
+    return 0
+
+
+def _csv(kind):
+    def parse(text: str):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        return [kind(t) for t in items]
+
+    return parse
+
+
+def _add_selection(p: argparse.ArgumentParser) -> None:
+    from .case_schema import DTYPES, METHODS, MODES
+
+    p.add_argument("case", help="the case file (cases/NAME.yaml)")
+    p.add_argument("--config", help="study configuration YAML (default: the built-in defaults)")
+    p.add_argument("--results", default="results", help="results folder (default: results)")
+    p.add_argument("--dtypes", type=_csv(str), help=f"comma-separated subset of {','.join(DTYPES)}")
+    p.add_argument(
+        "--methods", type=_csv(str), help=f"comma-separated subset of {','.join(METHODS)}"
+    )
+    p.add_argument("--modes", type=_csv(str), help=f"comma-separated subset of {','.join(MODES)}")
+    p.add_argument("--orders", type=_csv(int), help="comma-separated orders, 0-4 (0: the value)")
+    p.add_argument(
+        "--points", type=int, metavar="N", help="thin each swept input to at most N values"
+    )
+
+
+def _check_selection(args: argparse.Namespace) -> str | None:
+    from .case_schema import DTYPES, MAX_ORDER, METHODS, MODES
+
+    for name, allowed in (
+        ("dtypes", DTYPES),
+        ("methods", METHODS),
+        ("modes", MODES),
+        ("orders", range(MAX_ORDER + 1)),
+    ):
+        bad = [x for x in getattr(args, name) or [] if x not in allowed]
+        if bad:
+            return f"--{name}: unknown {', '.join(map(str, bad))}; choose from " + ", ".join(
+                map(str, allowed)
+            )
+    if args.points is not None and args.points < 1:
+        return "--points must be at least 1"
+    return None
+
+
+class _Progress:
+    """``[stage] done/total`` on a terminal; silent when piped."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.enabled:
+            end = "\n" if done == total else ""
+            print(
+                f"\r{stage}: {done}/{total} combinations"
+                if stage == "evaluate"
+                else f"\r{stage}: {done}/{total} points",
+                end=end,
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def _prepare(args: argparse.Namespace):
+    """Validate selection, config and case before anything is written; None on failure."""
+    from .cases import CaseError
+    from .config import ConfigError, load_config
+    from .pipeline import Selection, prepare
+
+    problem = _check_selection(args)
+    if problem:
+        print(f"harness {args.command}: {problem}", file=sys.stderr)
+        return None
+    try:
+        config = load_config(args.config)
+        selection = Selection(args.dtypes, args.methods, args.modes, args.orders, args.points)
+        prep = prepare(args.case, config, selection)
+    except (CaseError, ConfigError) as exc:
+        print(exc, file=sys.stderr)
+        return None
+    empty = [k for k in ("dtypes", "methods", "modes") if not getattr(prep.settings, k)]
+    if empty or not prep.case.partials:
+        what = ", ".join(empty) or "orders"
+        print(
+            f"harness {args.command}: nothing to run: the selection leaves no {what} "
+            f"for {args.case}",
+            file=sys.stderr,
+        )
+        return None
+    return prep
+
+
+def _cmd_reference(args: argparse.Namespace) -> int:
+    from .pipeline import reference_stage
+
+    prep = _prepare(args)
+    if prep is None:
+        return EXIT_INVALID
+    table, meta = reference_stage(prep, args.results, not args.no_cache, _Progress())
+    counts = meta["reference_counts"]
+    print(
+        f"{prep.case.id}: {len(table)} reference values ({int(table['reliable'].sum())} "
+        f"verified); {counts['computed']} points computed, {counts['cached']} from cache"
+    )
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from .pipeline import evaluate_stage
+
+    prep = _prepare(args)
+    if prep is None:
+        return EXIT_INVALID
+    table, meta = evaluate_stage(prep, args.results, _Progress())
+    print(
+        f"{prep.case.id}: {len(table)} values evaluated in "
+        f"{meta['evaluation']['seconds']:.1f} s ({meta['evaluation']['traces']} traces)"
+    )
+    return 0
+
+
+def _print_summary(prep, errors) -> None:
+    from .summary import combination_summary, format_summary
+
+    summary = combination_summary(errors, list(prep.case.input_names))
+    print(format_summary(summary))
+    counts = errors["outcome"].value_counts()
+    total = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+    broken = int((errors["expected"] == "broken").sum())
+    print(
+        f"\n{prep.case.id}: {len(errors)} values: {total}"
+        + (f"; {broken} broke an expectation" if broken else "")
+    )
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from .pipeline import compare_stage
+
+    prep = _prepare(args)
+    if prep is None:
+        return EXIT_INVALID
+    try:
+        errors = compare_stage(prep, args.results)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"harness compare: {exc}", file=sys.stderr)
+        return 1
+    _print_summary(prep, errors)
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .pipeline import compare_stage, evaluate_stage, reference_stage
+
+    prep = _prepare(args)
+    if prep is None:
+        return EXIT_INVALID
+    progress = _Progress()
+    reference = reference_stage(prep, args.results, not args.no_cache, progress)
+    evaluations = evaluate_stage(prep, args.results, progress)
+    errors = compare_stage(prep, args.results, reference, evaluations)
+    _print_summary(prep, errors)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Differential testing of higher-order derivatives against an mpmath reference.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser(
+        "validate", help="check case files; every problem as file:line: key: message"
+    )
+    p.add_argument("cases", nargs="*", help="case files (default: cases/*.yaml)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing when valid")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("schema", help="print the case JSON Schema (cases/case.schema.json)")
+    p.set_defaults(func=_cmd_schema)
+
+    p = sub.add_parser("run", help="one case end to end: reference, evaluate, compare")
+    _add_selection(p)
+    p.add_argument("--no-cache", action="store_true", help="recompute every reference value")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("reference", help="the mpmath reference of one case (no TensorFlow)")
+    _add_selection(p)
+    p.add_argument("--no-cache", action="store_true", help="recompute every reference value")
+    p.set_defaults(func=_cmd_reference)
+
+    p = sub.add_parser("evaluate", help="the TensorFlow derivatives of one case")
+    _add_selection(p)
+    p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("compare", help="judge evaluations against the reference")
+    _add_selection(p)
+    p.set_defaults(func=_cmd_compare)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)

@@ -1,0 +1,196 @@
+"""The stages of one case, each reading and writing ``results/<case>/``.
+
+``reference`` (mpmath, no TensorFlow) -> ``reference.parquet``;
+``evaluate`` (TensorFlow) -> ``evaluations.parquet``;
+``compare`` (both) -> ``errors.parquet``.
+:func:`run_case` runs all three in one process. Every table carries provenance (see
+:mod:`harness.provenance`); compare refuses inputs whose case or settings differ.
+Nothing is written for a case that fails validation: the case is loaded (and raises)
+before any stage touches the disk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from . import provenance
+from .cases import Case, load_case
+from .config import Settings, StudyConfig, load_config, settings_for
+from .points import generate, represent
+from .reference import ReferenceSettings, compute_reference
+from .results import read_metadata, read_table, write_table
+
+__all__ = ["Selection", "compare_stage", "evaluate_stage", "reference_stage", "run_case"]
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+    """What the command line narrowed (``None``: the case's and config's own lists)."""
+
+    dtypes: Sequence[str] | None = None
+    methods: Sequence[str] | None = None
+    modes: Sequence[str] | None = None
+    orders: Sequence[int] | None = None
+    max_points: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    case: Case
+    config: StudyConfig
+    settings: Settings
+    points: dict[str, pd.DataFrame]
+
+    def provenance(self, stage: str, **extra) -> dict:
+        return provenance.collect(
+            stage=stage,
+            case=self.case.id,
+            case_file=self.case.path,
+            case_hash=self.case.content_hash,
+            config=self.config.path,
+            config_hash=self.config.hash,
+            seed=self.config.seed,
+            input_seeds={i.name: i.params["seed"] for i in self.case.inputs if i.kind == "random"},
+            selection=self.selection_record(),
+            **extra,
+        )
+
+    def selection_record(self) -> dict:
+        s = self.settings
+        return {
+            "dtypes": list(s.dtypes),
+            "methods": list(s.methods),
+            "modes": list(s.modes),
+            "partials": [self.case.label(p) for p in self.case.partials],
+            "max_points": s.max_points,
+        }
+
+
+def prepare(
+    case_path: str | Path, config: StudyConfig | None = None, selection: Selection = Selection()
+) -> Prepared:
+    """Load and validate the case (raises :class:`harness.cases.CaseError`), narrow it,
+    and generate its points as each dtype represents them."""
+    case = load_case(case_path)
+    config = config or load_config()
+    if selection.orders is not None:
+        keep = set(selection.orders)
+        case = dataclasses.replace(case, partials=tuple(p for p in case.partials if len(p) in keep))
+    settings = settings_for(
+        case, config, selection.dtypes, selection.methods, selection.modes, selection.max_points
+    )
+    base = generate(case, settings.max_points)
+    points = {d: represent(base, case.input_names, d) for d in settings.dtypes}
+    return Prepared(case, config, settings, points)
+
+
+def case_dir(results: str | Path, case: Case) -> Path:
+    return Path(results) / case.id
+
+
+def reference_stage(
+    prep: Prepared, results: str | Path, cache: bool = True, progress: Progress | None = None
+) -> tuple[pd.DataFrame, dict]:
+    s = prep.settings
+    ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
+    cache_dir = Path(results) / ".cache" / "reference" if cache else None
+    t0 = time.perf_counter()
+    table, counts = compute_reference(
+        prep.case,
+        prep.points,
+        ref_settings,
+        cache_dir,
+        (lambda i, n: progress("reference", i, n)) if progress else None,
+    )
+    seconds = time.perf_counter() - t0
+    meta = prep.provenance(
+        "reference",
+        reference=dataclasses.asdict(ref_settings),
+        reference_counts=counts,
+        seconds=round(seconds, 3),
+    )
+    write_table(table, case_dir(results, prep.case) / "reference.parquet", meta)
+    return table, meta
+
+
+def evaluate_stage(
+    prep: Prepared, results: str | Path, progress: Progress | None = None
+) -> tuple[pd.DataFrame, dict]:
+    from .evaluate import evaluate_case, tensorflow_facts  # TensorFlow starts here
+
+    s = prep.settings
+    table, stats = evaluate_case(
+        prep.case,
+        prep.points,
+        s.dtypes,
+        s.methods,
+        s.modes,
+        (lambda i, n: progress("evaluate", i, n)) if progress else None,
+    )
+    meta = prep.provenance(
+        "evaluate", tensorflow=tensorflow_facts(), evaluation=dataclasses.asdict(stats)
+    )
+    write_table(table, case_dir(results, prep.case) / "evaluations.parquet", meta)
+    return table, meta
+
+
+_MUST_AGREE = ("case", "case_hash", "config_hash", "selection")
+
+
+def compare_stage(
+    prep: Prepared,
+    results: str | Path,
+    reference: tuple[pd.DataFrame, dict] | None = None,
+    evaluations: tuple[pd.DataFrame, dict] | None = None,
+) -> pd.DataFrame:
+    from .compare import compare
+
+    where = case_dir(results, prep.case)
+    if reference is None:
+        path = where / "reference.parquet"
+        reference = (read_table(path), read_metadata(path))
+    if evaluations is None:
+        path = where / "evaluations.parquet"
+        evaluations = (read_table(path), read_metadata(path))
+    mine = prep.provenance("compare")
+    for name, (_, meta) in (("reference", reference), ("evaluations", evaluations)):
+        for key in _MUST_AGREE:
+            if json.dumps(meta.get(key), sort_keys=True) != json.dumps(
+                mine.get(key), sort_keys=True
+            ):
+                raise ValueError(
+                    f"{where / (name + '.parquet')} was made with a different {key} "
+                    f"({meta.get(key)!r}, now {mine.get(key)!r}); rerun its stage"
+                )
+    errors = compare(prep.case, evaluations[0], reference[0], prep.settings.tolerance)
+    meta = {
+        **mine,
+        "inputs": {"reference": reference[1], "evaluations": evaluations[1]},
+        "tensorflow": evaluations[1].get("tensorflow"),
+        "reference": reference[1].get("reference"),
+    }
+    write_table(errors, where / "errors.parquet", meta)
+    return errors
+
+
+def run_case(
+    case_path: str | Path,
+    config: StudyConfig | None = None,
+    selection: Selection = Selection(),
+    results: str | Path = "results",
+    cache: bool = True,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
+    """All three stages of one case in this process; returns the errors table."""
+    prep = prepare(case_path, config, selection)
+    reference = reference_stage(prep, results, cache, progress)
+    evaluations = evaluate_stage(prep, results, progress)
+    return compare_stage(prep, results, reference, evaluations)

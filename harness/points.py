@@ -1,0 +1,98 @@
+"""Input points of a case: sweeps, grids and ties, and their representation per dtype.
+
+Points are generated in float64 from the case's input specs (log sweeps over
+magnitude, linear ranges, explicit values, seeded log-uniform samples). Untied inputs
+combine as a grid (cartesian product, first input varying slowest); tied inputs copy
+their target. For each dtype the points are then *represented* in that dtype (rounded
+to nearest); points whose represented inputs are not finite are dropped for that dtype,
+since they are not inputs the dtype can hold. The reference is evaluated at the
+represented values, so every dtype is judged on exactly the inputs it received.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+
+from .cases import Case, InputSpec
+from .floats import FORMATS, is_subnormal, to_format
+
+__all__ = ["generate", "represent", "values_for"]
+
+
+def values_for(spec: InputSpec) -> np.ndarray:
+    """The float64 values of one untied input, ascending for sweeps."""
+    p = spec.params
+    if spec.kind == "log":
+        mags = np.logspace(math.log10(p["from"]), math.log10(p["to"]), p["count"])
+        return _signed(mags, p.get("signs", "positive"))
+    if spec.kind == "linear":
+        return np.linspace(p["from"], p["to"], p["count"])
+    if spec.kind == "values":
+        return np.asarray(p["values"], dtype=np.float64)
+    if spec.kind == "random":
+        rng = np.random.default_rng(p["seed"])
+        mags = np.exp(rng.uniform(math.log(p["from"]), math.log(p["to"]), p["count"]))
+        signs = p.get("signs", "positive")
+        if signs == "both":
+            mags = mags * rng.choice([-1.0, 1.0], p["count"])
+        elif signs == "negative":
+            mags = -mags
+        return np.sort(mags)
+    raise ValueError(f"input {spec.name!r} has no values of its own (kind {spec.kind})")
+
+
+def _signed(mags: np.ndarray, signs: str) -> np.ndarray:
+    if signs == "negative":
+        return -mags[::-1]
+    if signs == "both":
+        return np.concatenate([-mags[::-1], mags])
+    return mags
+
+
+def _thin(values: np.ndarray, count: int) -> np.ndarray:
+    if len(values) <= count:
+        return values
+    idx = np.unique(np.round(np.linspace(0, len(values) - 1, count)).astype(int))
+    return values[idx]
+
+
+def generate(case: Case, max_points: int | None = None) -> pd.DataFrame:
+    """All points of a case as float64 columns, one per input, plus ``point`` (0, 1, ...).
+
+    ``max_points`` thins each untied input's values evenly to at most that many.
+    """
+    free = [s for s in case.inputs if s.kind != "tie"]
+    axes = []
+    for spec in free:
+        vals = values_for(spec)
+        axes.append(_thin(vals, max_points) if max_points else vals)
+    rows = list(itertools.product(*axes))
+    frame = pd.DataFrame(rows, columns=[s.name for s in free], dtype=np.float64)
+    for spec in case.inputs:
+        if spec.kind == "tie":
+            frame[spec.name] = frame[spec.params["tie"]]
+    frame = frame[list(case.input_names)]
+    frame.insert(0, "point", np.arange(len(frame), dtype=np.int64))
+    return frame
+
+
+def represent(points: pd.DataFrame, inputs: tuple[str, ...], dtype: str) -> pd.DataFrame:
+    """The points as the dtype holds them (float64 columns holding dtype values).
+
+    Adds ``subnormal`` (any input subnormal in the dtype); drops non-finite points.
+    """
+    fmt = FORMATS[dtype]
+    out = points.copy()
+    finite = np.ones(len(out), dtype=bool)
+    sub = np.zeros(len(out), dtype=bool)
+    for name in inputs:
+        rounded = to_format(out[name].to_numpy(np.float64), fmt)
+        out[name] = rounded
+        finite &= np.isfinite(rounded)
+        sub |= is_subnormal(rounded, fmt)
+    out["subnormal"] = sub
+    return out[finite].reset_index(drop=True)

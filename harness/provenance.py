@@ -1,0 +1,97 @@
+"""Provenance: what produced a result (versions, platform, device, commit, hashes, seeds).
+
+Collected without importing TensorFlow: its version is taken from the installed
+package metadata, and the evaluation stage adds what only a running TensorFlow knows
+(devices, optimizer settings).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import subprocess
+import sys
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+__all__ = ["collect", "git_state", "package_versions"]
+
+_PACKAGES = (
+    "harness",
+    "tensorflow-cpu",
+    "tensorflow",
+    "mpmath",
+    "gmpy2",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "PyYAML",
+    "jsonschema",
+    "ml_dtypes",
+    "snakemake",
+)
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+@cache
+def git_state(root: str | None = None) -> dict[str, Any]:
+    """Commit and dirty flag of the checkout holding the package (or ``root``)."""
+    where = Path(root) if root else Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+        return {"commit": commit, "dirty": bool(status.strip())}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": "unknown", "dirty": None}
+
+
+@cache
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def collect(**extra: Any) -> dict[str, Any]:
+    """The provenance record, with ``extra`` (case and config hashes, seeds, ...) on top."""
+    import mpmath
+
+    return {
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu": _cpu(),
+        "packages": package_versions(),
+        "mpmath_backend": mpmath.libmp.BACKEND,
+        "git": git_state(),
+        **extra,
+    }

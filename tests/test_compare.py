@@ -1,0 +1,83 @@
+"""The outcome vocabulary, rule by rule (no TensorFlow)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from harness.compare import judge
+
+
+def _judge(values, rounded, status=None, reliable=None, dtype="float32", tol=4.0, exact=None):
+    values = np.array(values, dtype=np.float64)
+    rounded = np.array(rounded, dtype=np.float64)
+    exact = rounded if exact is None else np.array(exact, dtype=np.float64)
+    m, e = np.frexp(np.where(np.isfinite(exact), exact, 0.0))
+    return judge(
+        values,
+        np.array(status or ["value"] * len(values)),
+        rounded,
+        m,
+        e,
+        np.array(reliable if reliable is not None else [True] * len(values)),
+        dtype,
+        np.full(len(values), tol),
+    )
+
+
+def test_each_outcome():
+    nxt = float(np.nextafter(np.float32(1), np.float32(2)))
+    r = _judge(
+        [1.0, nxt, 1.5, -1.0, np.nan, np.inf, 0.0, 3.0, np.inf, -np.inf, 0.0],
+        [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, np.inf, np.inf, -0.0],
+    )
+    assert list(r["outcome"]) == [
+        "ok",
+        "ok",
+        "inaccurate",
+        "wrong",
+        "nan",
+        "inf",
+        "zero",
+        "wrong",
+        "ok",
+        "wrong",
+        "ok",
+    ]
+    assert r["ulps"][1] == 1 and r["bits"][1] == 1
+    assert r["bits"][4] == 32  # NaN counts as nothing right
+    assert math.isclose(r["rel_error"][2], 0.5)
+
+
+def test_status_and_reliability_come_first():
+    r = _judge(
+        [np.nan, np.nan, 1.0],
+        [1.0, 1.0, 1.0],
+        status=["error", "missing", "value"],
+        reliable=[True, True, False],
+    )
+    assert list(r["outcome"]) == ["error", "missing", "ref_unreliable"]
+    assert np.isnan(r["bits"]).all()
+
+
+def test_relative_error_never_overflows():
+    # Exact reference 1e-300 * 1e-300 (beyond float64) against a result of 1e300.
+    r = judge(
+        np.array([1e300]),
+        np.array(["value"]),
+        np.array([0.0]),
+        np.array([0.5]),
+        np.array([-2000]),
+        np.array([True]),
+        "float64",
+        np.array([4.0]),
+    )
+    assert r["rel_error"][0] == np.inf and r["outcome"][0] == "wrong"
+    r = _judge([3.4028235e38], [3.4028235e38], dtype="float32", exact=[3.4028235e38])
+    assert r["rel_error"][0] == 0.0
+
+
+def test_spurious_zero_next_to_smallest_subnormal_is_zero_not_ok():
+    r = _judge([0.0], [1e-45], tol=4.0)
+    assert r["outcome"][0] == "zero"
