@@ -216,7 +216,9 @@ def validate_paths(paths: Sequence[str | Path]) -> tuple[list[Case], list[Proble
         if case is not None and not found:
             if case.id in seen:
                 problems.append(
-                    Problem(str(path), 1, "", f"case id {case.id!r} already used by {seen[case.id]}")
+                    Problem(
+                        str(path), 1, "", f"case id {case.id!r} already used by {seen[case.id]}"
+                    )
                 )
                 continue
             seen[case.id] = str(path)
@@ -230,8 +232,13 @@ def _check_file(path: Path) -> tuple[Case | None, list[Problem]]:
         return None, [Problem(name, 1, "", "a case file must end in .yaml or .yml")]
     if not ex_valid_id(path.stem):
         return None, [
-            Problem(name, 1, "", f"file stem {path.stem!r} is not a valid case id (letters, "
-                    "digits, '_' and '-', starting with a letter)")
+            Problem(
+                name,
+                1,
+                "",
+                f"file stem {path.stem!r} is not a valid case id (letters, "
+                "digits, '_' and '-', starting with a letter)",
+            )
         ]
     try:
         text = path.read_text(encoding="utf-8")
@@ -306,7 +313,9 @@ class _Checker:
                 self.broken.add((*path, key))
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
-                self.add((*path, key), f"unknown key {key!r}", f"{hint}allowed: {', '.join(allowed)}")
+                self.add(
+                    (*path, key), f"unknown key {key!r}", f"{hint}allowed: {', '.join(allowed)}"
+                )
             return
         if v == "anyOf" and error.context:
             branch = _matching_branch(error.validator_value, error.instance)
@@ -356,9 +365,13 @@ class _Checker:
         elif v == "minProperties" and error.validator_value == 1:
             self.add(path, "must not be empty")
         elif v == "minItems" and isinstance(error.instance, list):
-            self.add(path, f"needs at least {error.validator_value} item(s), got {len(error.instance)}")
+            self.add(
+                path, f"needs at least {error.validator_value} item(s), got {len(error.instance)}"
+            )
         elif v == "maxItems" and isinstance(error.instance, list):
-            self.add(path, f"takes at most {error.validator_value} item(s), got {len(error.instance)}")
+            self.add(
+                path, f"takes at most {error.validator_value} item(s), got {len(error.instance)}"
+            )
         elif v == "uniqueItems":
             self.add(path, "lists an item twice")
         elif v == "minLength":
@@ -441,10 +454,14 @@ class _Checker:
                 self.add(path, f"{name!r} is reserved and cannot name an input")
                 complete = False
                 continue
+            kinds = [k for k in spec if k in _INPUT_KINDS] if isinstance(spec, dict) else []
             if not self.ok(*path):
                 complete = False
-                continue
-            kind, params = next(iter(spec.items()))
+                # An unknown key beside a sound generator: still check the generator.
+                if not (self.intact(*path) and len(kinds) == 1 and self.ok(*path, kinds[0])):
+                    continue
+            kind = kinds[0]
+            params = spec[kind]
             if not isinstance(params, dict):
                 params = {kind: params}
             out.append(InputSpec(name, kind, params))
@@ -612,9 +629,11 @@ class _Checker:
                 )
                 ok = False
             lowered[name.lower()] = name
-            if not self.ok(*path):
+            if not isinstance(spec, dict) or not self.intact(*path):
                 ok = False
                 continue
+            if not self.ok(*path):
+                ok = False  # and check its sound parts all the same
             has_expr, has_reg = "expression" in spec, "registered" in spec
             if has_expr == has_reg:
                 self.add(path, "give exactly one of expression or registered")
@@ -628,6 +647,8 @@ class _Checker:
                         "a registered implementation defines its own gradients in Python",
                     )
                     ok = False
+                if not self.ok(*path, "registered"):
+                    continue
                 try:
                     entry = registry.get(reg)
                 except KeyError:
@@ -660,7 +681,8 @@ class _Checker:
             expr = self._expr((*path, "expression"), spec["expression"], names)
             grad = None
             if "gradient" in spec:
-                grad = self._gradient((*path, "gradient"), spec["gradient"], names)
+                if self.ok(*path, "gradient"):
+                    grad = self._gradient((*path, "gradient"), spec["gradient"], names)
                 if grad is None:
                     ok = False
             if expr is None:
@@ -730,10 +752,12 @@ class _Checker:
         impl_names = set(declared) if isinstance(declared, dict) else None
         for i, spec in enumerate(items):
             path = ("expectations", i)
-            if not self.ok(*path):
+            if not isinstance(spec, dict) or not self.intact(*path):
                 continue
-            impls = _tuple(spec["implementation"])
-            if impl_names is not None:
+            # A structurally broken expectation is not built, but its sound fields are
+            # still checked, so that every problem shows at once.
+            impls = _tuple(spec.get("implementation"))
+            if impl_names is not None and impls and self.ok(*path, "implementation"):
                 for name in impls:
                     if name not in impl_names:
                         close = difflib.get_close_matches(name, sorted(impl_names), n=1)
@@ -744,10 +768,11 @@ class _Checker:
                             f"{hint}this case has: {', '.join(sorted(impl_names))}",
                         )
             partial = None
-            if "partial" in spec and names is not None:
+            if "partial" in spec and names is not None and self.ok(*path, "partial"):
                 partial = self._partial((*path, "partial"), spec["partial"], names)
             where: dict[str, tuple[float, float]] = {}
-            for name, (lo, hi) in spec.get("where", {}).items():
+            ranges = spec.get("where", {}) if self.ok(*path, "where") else {}
+            for name, (lo, hi) in ranges.items():
                 if names is not None and name not in names:
                     self.add(
                         (*path, "where", name),
@@ -757,6 +782,8 @@ class _Checker:
                 elif lo > hi:
                     self.add((*path, "where", name), f"empty range [{lo!r}, {hi!r}]")
                 where[name] = (float(lo), float(hi))
+            if not self.ok(*path):
+                continue
             out.append(
                 Expectation(
                     outcome=spec["outcome"],
@@ -830,8 +857,14 @@ def _tuple(value: Any) -> tuple | None:
 
 
 def _article(word: str) -> str:
-    names = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
-             "integer": "an integer", "boolean": "true or false"}
+    names = {
+        "object": "a mapping",
+        "array": "a list",
+        "string": "a string",
+        "number": "a number",
+        "integer": "an integer",
+        "boolean": "true or false",
+    }
     return names.get(word, word)
 
 

@@ -21,6 +21,8 @@ names the offending construct and its column.
 from __future__ import annotations
 
 import ast
+import math
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -173,9 +175,14 @@ def parse(text: str, names: set[str] | frozenset[str]) -> Node:
     if not text.strip():
         raise ExpressionError("empty expression")
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with warnings.catch_warnings():
+            # "invalid escape sequence" and the like: the text is refused or accepted on
+            # its own merits, and a warning (or -W error) must not change that.
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
-        raise ExpressionError(f"syntax error: {exc.msg}", exc.offset or 0) from None
+        column = _column(text.strip(), exc.lineno or 1, exc.offset - 1) if exc.offset else 0
+        raise ExpressionError(f"syntax error: {exc.msg}", column) from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise ExpressionError(f"cannot parse: {type(exc).__name__}") from None
     return _Builder(frozenset(names), text.strip()).build(tree.body, 0)
@@ -189,19 +196,25 @@ class _Builder:
     def build(self, node: ast.AST, depth: int) -> Node:
         if depth > _MAX_DEPTH:
             raise ExpressionError(f"expression nested deeper than {_MAX_DEPTH} levels")
-        col = getattr(node, "col_offset", -1) + 1
+        col = _node_column(self.source, node)
         d = depth + 1
         if isinstance(node, ast.Constant):
             value = node.value
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ExpressionError(f"literal {value!r} is not a number", col)
+            # Keep the literal as written: mpmath reads "0.1" as one tenth, not as its double.
+            written = (ast.get_source_segment(self.source, node) or _literal_text(value)).replace(
+                "_", ""
+            )
             try:
                 as_float = float(value)
             except OverflowError:
-                raise ExpressionError("number too large", col) from None
-            # Keep the literal as written: mpmath reads "0.1" as one tenth, not as its double.
-            written = ast.get_source_segment(self.source, node) or _literal_text(value)
-            return Num(written.replace("_", ""), as_float)
+                as_float = math.inf
+            if not math.isfinite(as_float):
+                # Python reads 1e400 as inf; the mpmath reference would read the text as
+                # a finite number, so the two back ends would disagree.
+                raise ExpressionError(f"number {written} is too large for float64", col)
+            return Num(written, as_float)
         if isinstance(node, ast.Name):
             if node.id in self.names:
                 return Var(node.id)
@@ -216,12 +229,12 @@ class _Builder:
                 return Unary("neg", self.build(node.operand, d))
             if isinstance(node.op, ast.UAdd):
                 return self.build(node.operand, d)
-            raise ExpressionError(f"operator {type(node.op).__name__} is not allowed", col)
+            raise ExpressionError(f"operator {_symbol(node.op)!r} is not allowed", col)
         if isinstance(node, ast.BinOp):
             op = _BINARY.get(type(node.op))
             if op is None:
                 raise ExpressionError(
-                    f"operator {type(node.op).__name__} is not allowed (use + - * / **)", col
+                    f"operator {_symbol(node.op)!r} is not allowed (use + - * / **)", col
                 )
             return Binary(op, self.build(node.left, d), self.build(node.right, d))
         if isinstance(node, ast.Call):
@@ -244,16 +257,16 @@ class _Builder:
             if len(node.args) != 3:
                 raise ExpressionError("where(cond, a, b) takes 3 arguments", col)
             cond = node.args[0]
+            cond_col = _node_column(self.source, cond)
             if not (isinstance(cond, ast.Compare) and len(cond.ops) == 1):
                 raise ExpressionError(
-                    "the first argument of where() must be one comparison, e.g. x < 0", col
+                    "the first argument of where() must be one comparison, e.g. x < 0", cond_col
                 )
             op = _COMPARE.get(type(cond.ops[0]))
             if op is None:
                 raise ExpressionError(
-                    f"comparison {type(cond.ops[0]).__name__} is not allowed "
-                    "(use < <= > >= == !=)",
-                    col,
+                    f"comparison {_symbol(cond.ops[0])!r} is not allowed (use < <= > >= == !=)",
+                    cond_col,
                 )
             compare = Compare(op, self.build(cond.left, d), self.build(cond.comparators[0], d))
             return Where(compare, self.build(node.args[1], d), self.build(node.args[2], d))
@@ -267,9 +280,51 @@ class _Builder:
         return Call(name, tuple(self.build(a, d) for a in node.args))
 
 
+def _column(source: str, lineno: int, offset: int) -> int:
+    """1-based position in ``source`` of character ``offset`` on line ``lineno``.
+
+    A multi-line expression (a YAML block scalar) is counted as one string, so the
+    column points into the text that the message quotes.
+    """
+    lines = source.split("\n")
+    before = sum(len(line) + 1 for line in lines[: max(lineno - 1, 0)])
+    return before + offset + 1
+
+
+def _node_column(source: str, node: ast.AST) -> int:
+    if not hasattr(node, "col_offset"):
+        return 0
+    # ast offsets count UTF-8 bytes; the message counts characters.
+    line = source.split("\n")[node.lineno - 1] if node.lineno >= 1 else ""
+    chars = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", errors="ignore"))
+    return _column(source, node.lineno, chars)
+
+
 def _literal_text(value: int | float) -> str:
     # repr of a float is the shortest decimal that round-trips; mpmath reads it exactly.
     return str(value) if isinstance(value, int) else repr(value)
+
+
+_SYMBOLS = {
+    ast.Mod: "%",
+    ast.FloorDiv: "//",
+    ast.MatMult: "@",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.Not: "not",
+    ast.Invert: "~",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
+
+
+def _symbol(op: ast.AST) -> str:
+    return _SYMBOLS.get(type(op), type(op).__name__)
 
 
 def _describe(node: ast.AST) -> str:
@@ -294,6 +349,7 @@ def _describe(node: ast.AST) -> str:
         ast.Set: "a set",
         ast.Starred: "a starred expression",
         ast.Slice: "a slice",
+        ast.Call: "the result of a call",
     }
     return names.get(type(node), type(node).__name__)
 

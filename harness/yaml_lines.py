@@ -157,8 +157,7 @@ def _build(
     budget = budget if budget is not None else [_MAX_NODES]
     budget[0] -= 1
     if budget[0] < 0:
-        raise YamlProblem(f"the document expands to more than {_MAX_NODES} values "
-                          "(aliases?)", line)
+        raise YamlProblem(f"the document expands to more than {_MAX_NODES} values (aliases?)", line)
     if id(node) in ancestors:
         raise YamlProblem("a YAML alias refers to a node that contains it (recursive alias)", line)
     if len(ancestors) >= _MAX_DEPTH:
@@ -176,6 +175,8 @@ def _build(
                 raise YamlProblem("a mapping key must be a plain scalar", key_line)
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise YamlProblem("YAML merge keys (<<) are not supported", key_line)
+            if key_node.tag not in _PLAIN_TAGS:
+                raise YamlProblem(f"YAML tag {key_node.tag} is not allowed on a key", key_line)
             key = _scalar(key_node, path, located, loader)
             if not isinstance(key, (str, int, float, bool)):
                 raise YamlProblem(f"unsupported mapping key {key!r}", key_line)
@@ -203,6 +204,12 @@ def _scalar(node: yaml.Node, path: Path, located: Located, loader: _Loader) -> A
         value = loader.construct_object(node, deep=True)
     except yaml.constructor.ConstructorError as exc:
         located.problems.append((line, path, f"unsupported YAML value: {exc.problem}"))
+        return None
+    except Exception:
+        # An explicit tag on text that is not of that type (`!!int abc`, `!!float ''`):
+        # PyYAML's constructors then fail with whatever the conversion raises.
+        tag = node.tag.rsplit(":", 1)[-1]
+        located.problems.append((line, path, f"{node.value!r} is not a valid {tag}"))
         return None
     if not isinstance(value, (str, int, float, bool, type(None))):
         # Timestamps, binary and sets are not case data.

@@ -1,0 +1,170 @@
+"""TensorFlow evaluation through the harness: methods, modes, missing, errors, traps.
+
+Each test writes a small case file and runs it in this process (TensorFlow starts once
+for the module).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from harness import registry
+from harness.pipeline import Selection, run_case
+
+pytestmark = pytest.mark.slow
+
+
+def _case(tmp_path, name, body):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def _run(path, tmp_path, **selection):
+    return run_case(path, selection=Selection(**selection), results=tmp_path / "results")
+
+
+def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
+    path = _case(tmp_path, "poly", """\
+        title: a cubic
+        source: test
+        inputs:
+          x: {values: [-1.5, 0.25, 3.0]}
+        function: x**3 - 2*x
+        derivatives: {wrt: x, orders: [1, 2, 3, 4]}
+        implementations:
+          plain: {expression: x**3 - 2*x}
+          factored: {expression: x*(x*x - 2)}
+        dtypes: [float64]
+        """)
+    errors = _run(path, tmp_path)
+    exact = errors[errors.method != "finite_difference"]
+    assert len(exact) == 2 * 3 * 3 * 5 * 3  # impl x method x mode x orders 0-4 x points
+    low = exact[exact.order <= 3]
+    assert set(low.outcome) == {"ok"}, low[low.outcome != "ok"]
+    # Order 4 of a cubic is 0. TF 2.21 gives it, or no gradient at all when the third
+    # derivative is a constant disconnected from x (x*(x*x - 2) by reverse mode), or
+    # raises: four nested ForwardAccumulators over x**3 fail inside TensorFlow. The
+    # harness must record each as such, never as a number.
+    fourth = exact[exact.order == 4]
+    assert set(fourth.outcome) <= {"ok", "missing", "error"}
+    assert set(fourth[(fourth.implementation == "plain") & (fourth.method == "reverse")].outcome) == {"ok"}
+    assert set(fourth[(fourth.implementation == "factored") & (fourth.method == "reverse")].outcome) == {"missing"}
+    crashed = fourth[(fourth.implementation == "plain") & (fourth.method == "forward")]
+    assert set(crashed.outcome) == {"error"} and crashed.message.str.len().gt(0).all()
+    fd = errors[(errors.method == "finite_difference") & (errors.order <= 2)]
+    assert (fd.rel_error < 1e-6).all()
+    third = errors[(errors.partial == "xxx") & (errors.method == "reverse")]
+    assert np.allclose(third.value, 6.0)
+
+
+def test_a_custom_gradient_without_a_rule_is_missing_not_zero(tmp_path):
+    path = _case(tmp_path, "norule", """\
+        title: no rule for b
+        source: test
+        inputs:
+          a: {values: [1.0, 2.0]}
+          b: {values: [3.0]}
+        function: a*b
+        derivatives: {partials: [a, b]}
+        implementations:
+          half_rule:
+            expression: a*b
+            gradient: {a: dy * b}
+        dtypes: [float32]
+        methods: [reverse]
+        modes: [eager, function]
+        """)
+    errors = _run(path, tmp_path)
+    assert set(errors[errors.partial == "b"].outcome) == {"missing"}
+    assert set(errors[errors.partial == "a"].outcome) == {"ok"}
+
+
+def test_an_implementation_that_raises_is_isolated(tmp_path):
+    name = "test_raises_on_order_two"
+    if name not in registry.names():
+
+        @registry.implementation(name, inputs=("x",), description="raises in second order")
+        def _factory(tf, dtype):
+            @tf.custom_gradient
+            def f(x):
+                def grad(dy):
+                    @tf.custom_gradient
+                    def inner(x):
+                        def second(ddy):
+                            raise RuntimeError("deliberate failure in the second-order rule")
+
+                        return 2 * x, second
+
+                    return dy * inner(x)
+
+                return x * x, grad
+
+            return lambda x: f(x)
+
+    path = _case(tmp_path, "raises", f"""\
+        title: isolation
+        source: test
+        inputs:
+          x: {{values: [0.5, 2.0]}}
+        function: x**2
+        derivatives: {{wrt: x, orders: [1, 2]}}
+        implementations:
+          good: {{expression: x**2}}
+          bad: {{registered: {name}}}
+        dtypes: [float32]
+        methods: [reverse]
+        """)
+    errors = _run(path, tmp_path)
+    bad = errors[errors.implementation == "bad"]
+    assert set(bad[bad.order < 2].outcome) == {"ok"}
+    second = bad[bad.order == 2]
+    assert set(second.outcome) == {"error"}
+    assert second.message.str.contains("deliberate failure").all()
+    assert set(errors[errors.implementation == "good"].outcome) == {"ok"}
+
+
+def test_grappler_rewrites_the_naive_formula_under_tf_function(tmp_path):
+    # log(1 + exp(-20)) in float32: 1 + 2e-9 rounds to 1, so the formula as written gives
+    # 0; under tf.function Grappler rewrites log(1 + y) to log1p(y) and gets it right.
+    path = _case(tmp_path, "grappler", """\
+        title: the log1p rewrite
+        source: test
+        inputs:
+          x: {values: [-20.0]}
+        function: log(1 + exp(x))
+        reference: {expression: softplus(x)}
+        derivatives: {wrt: x, orders: [1]}
+        implementations:
+          naive: {expression: log(1 + exp(x))}
+        dtypes: [float32]
+        methods: [reverse]
+        """)
+    errors = _run(path, tmp_path)
+    value = errors[errors.order == 0].set_index("mode")
+    assert value.loc["eager", "outcome"] == "zero"
+    assert value.loc["function", "outcome"] == "ok"
+    assert value.loc["xla", "outcome"] == "zero"
+
+
+def test_subnormal_inputs_are_marked(tmp_path):
+    path = _case(tmp_path, "tiny", """\
+        title: subnormal inputs
+        source: test
+        inputs:
+          x: {values: [1e-40, 1e-30]}
+        function: 2*x
+        derivatives: {wrt: x, orders: [1]}
+        implementations:
+          twice: {expression: 2*x}
+        dtypes: [float32, float64]
+        methods: [reverse]
+        modes: [eager]
+        """)
+    errors = _run(path, tmp_path)
+    assert bool(errors[(errors.dtype == "float32") & (errors.x < 1e-35)].subnormal.all())
+    assert not errors[(errors.dtype == "float32") & (errors.x > 1e-35)].subnormal.any()
+    assert not errors[errors.dtype == "float64"].subnormal.any()
