@@ -34,10 +34,21 @@ _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _COUNT = {"type": "integer", "minimum": 1, "maximum": 100000}
 _SIGNS = {"enum": ["positive", "negative", "both"], "default": "positive"}
 _TEXT = {"type": "string", "minLength": 1}
+_INCLUDE = {
+    "type": "array",
+    "items": _NUMBER,
+    "minItems": 1,
+    "description": "Extra values added to the generated ones (the published points of a "
+    "seed, such as x = 100), kept sorted and without duplicates.",
+}
 
 
 def _obj(properties: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict:
-    out: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": properties}
+    out: dict[str, Any] = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": properties,
+    }
     if required:
         out["required"] = required
     out.update(extra)
@@ -60,13 +71,24 @@ _PARTIAL = {
 _INPUT = _obj(
     {
         "log": _obj(
-            {"from": _POSITIVE, "to": _POSITIVE, "count": _COUNT, "signs": _SIGNS},
+            {
+                "from": _POSITIVE,
+                "to": _POSITIVE,
+                "count": _COUNT,
+                "signs": _SIGNS,
+                "include": _INCLUDE,
+            },
             ["from", "to", "count"],
             description="Magnitudes log-spaced from `from` to `to` (both > 0); `signs: both` "
             "mirrors them to negative values.",
         ),
         "linear": _obj(
-            {"from": _NUMBER, "to": _NUMBER, "count": {**_COUNT, "minimum": 2}},
+            {
+                "from": _NUMBER,
+                "to": _NUMBER,
+                "count": {**_COUNT, "minimum": 2},
+                "include": _INCLUDE,
+            },
             ["from", "to", "count"],
             description="Evenly spaced values from `from` to `to` inclusive.",
         ),
@@ -78,6 +100,7 @@ _INPUT = _obj(
                 "count": _COUNT,
                 "seed": {"type": "integer", "minimum": 0},
                 "signs": _SIGNS,
+                "include": _INCLUDE,
             },
             ["from", "to", "count", "seed"],
             description="Seeded log-uniform random magnitudes in [from, to].",

@@ -488,6 +488,8 @@ class _Checker:
             elif kind == "values":
                 if any(not math.isfinite(v) for v in params["values"]):
                     self.add((*path, kind), "values must be finite numbers")
+            if any(not math.isfinite(v) for v in params.get("include") or []):
+                self.add((*path, kind, "include"), "included values must be finite numbers")
             elif kind == "tie":
                 target = params["tie"]
                 if target not in raw:

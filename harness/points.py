@@ -24,7 +24,15 @@ __all__ = ["generate", "represent", "values_for"]
 
 
 def values_for(spec: InputSpec) -> np.ndarray:
-    """The float64 values of one untied input, ascending for sweeps."""
+    """The float64 values of one untied input, ascending for sweeps (with ``include``)."""
+    values = _generated(spec)
+    extra = spec.params.get("include") if spec.kind != "values" else None
+    if extra:
+        values = np.unique(np.concatenate([values, np.asarray(extra, dtype=np.float64)]))
+    return values
+
+
+def _generated(spec: InputSpec) -> np.ndarray:
     p = spec.params
     if spec.kind == "log":
         mags = np.logspace(math.log10(p["from"]), math.log10(p["to"]), p["count"])
@@ -53,23 +61,29 @@ def _signed(mags: np.ndarray, signs: str) -> np.ndarray:
     return mags
 
 
-def _thin(values: np.ndarray, count: int) -> np.ndarray:
+def _thin(values: np.ndarray, count: int, keep: np.ndarray | None = None) -> np.ndarray:
+    """At most ``count`` evenly spread values, plus every value in ``keep``."""
     if len(values) <= count:
         return values
     idx = np.unique(np.round(np.linspace(0, len(values) - 1, count)).astype(int))
-    return values[idx]
+    thinned = values[idx]
+    if keep is not None and len(keep):
+        thinned = np.unique(np.concatenate([thinned, keep]))
+    return thinned
 
 
 def generate(case: Case, max_points: int | None = None) -> pd.DataFrame:
     """All points of a case as float64 columns, one per input, plus ``point`` (0, 1, ...).
 
-    ``max_points`` thins each untied input's values evenly to at most that many.
+    ``max_points`` thins each untied input's values evenly to at most that many (the
+    values a sweep lists under ``include`` are always kept).
     """
     free = [s for s in case.inputs if s.kind != "tie"]
     axes = []
     for spec in free:
         vals = values_for(spec)
-        axes.append(_thin(vals, max_points) if max_points else vals)
+        keep = np.asarray(spec.params.get("include") or [], dtype=np.float64)
+        axes.append(_thin(vals, max_points, keep) if max_points else vals)
     rows = list(itertools.product(*axes))
     frame = pd.DataFrame(rows, columns=[s.name for s in free], dtype=np.float64)
     for spec in case.inputs:

@@ -28,7 +28,10 @@ def _run(path, tmp_path, **selection):
 
 
 def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
-    path = _case(tmp_path, "poly", """\
+    path = _case(
+        tmp_path,
+        "poly",
+        """\
         title: a cubic
         source: test
         inputs:
@@ -39,7 +42,8 @@ def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
           plain: {expression: x**3 - 2*x}
           factored: {expression: x*(x*x - 2)}
         dtypes: [float64]
-        """)
+        """,
+    )
     errors = _run(path, tmp_path)
     exact = errors[errors.method != "finite_difference"]
     assert len(exact) == 2 * 3 * 3 * 5 * 3  # impl x method x mode x orders 0-4 x points
@@ -51,8 +55,12 @@ def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
     # harness must record each as such, never as a number.
     fourth = exact[exact.order == 4]
     assert set(fourth.outcome) <= {"ok", "missing", "error"}
-    assert set(fourth[(fourth.implementation == "plain") & (fourth.method == "reverse")].outcome) == {"ok"}
-    assert set(fourth[(fourth.implementation == "factored") & (fourth.method == "reverse")].outcome) == {"missing"}
+    assert set(
+        fourth[(fourth.implementation == "plain") & (fourth.method == "reverse")].outcome
+    ) == {"ok"}
+    assert set(
+        fourth[(fourth.implementation == "factored") & (fourth.method == "reverse")].outcome
+    ) == {"missing"}
     crashed = fourth[(fourth.implementation == "plain") & (fourth.method == "forward")]
     assert set(crashed.outcome) == {"error"} and crashed.message.str.len().gt(0).all()
     fd = errors[(errors.method == "finite_difference") & (errors.order <= 2)]
@@ -62,7 +70,10 @@ def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
 
 
 def test_a_custom_gradient_without_a_rule_is_missing_not_zero(tmp_path):
-    path = _case(tmp_path, "norule", """\
+    path = _case(
+        tmp_path,
+        "norule",
+        """\
         title: no rule for b
         source: test
         inputs:
@@ -77,7 +88,8 @@ def test_a_custom_gradient_without_a_rule_is_missing_not_zero(tmp_path):
         dtypes: [float32]
         methods: [reverse]
         modes: [eager, function]
-        """)
+        """,
+    )
     errors = _run(path, tmp_path)
     assert set(errors[errors.partial == "b"].outcome) == {"missing"}
     assert set(errors[errors.partial == "a"].outcome) == {"ok"}
@@ -105,7 +117,10 @@ def test_an_implementation_that_raises_is_isolated(tmp_path):
 
             return lambda x: f(x)
 
-    path = _case(tmp_path, "raises", f"""\
+    path = _case(
+        tmp_path,
+        "raises",
+        f"""\
         title: isolation
         source: test
         inputs:
@@ -117,7 +132,8 @@ def test_an_implementation_that_raises_is_isolated(tmp_path):
           bad: {{registered: {name}}}
         dtypes: [float32]
         methods: [reverse]
-        """)
+        """,
+    )
     errors = _run(path, tmp_path)
     bad = errors[errors.implementation == "bad"]
     assert set(bad[bad.order < 2].outcome) == {"ok"}
@@ -130,7 +146,10 @@ def test_an_implementation_that_raises_is_isolated(tmp_path):
 def test_grappler_rewrites_the_naive_formula_under_tf_function(tmp_path):
     # log(1 + exp(-20)) in float32: 1 + 2e-9 rounds to 1, so the formula as written gives
     # 0; under tf.function Grappler rewrites log(1 + y) to log1p(y) and gets it right.
-    path = _case(tmp_path, "grappler", """\
+    path = _case(
+        tmp_path,
+        "grappler",
+        """\
         title: the log1p rewrite
         source: test
         inputs:
@@ -142,7 +161,8 @@ def test_grappler_rewrites_the_naive_formula_under_tf_function(tmp_path):
           naive: {expression: log(1 + exp(x))}
         dtypes: [float32]
         methods: [reverse]
-        """)
+        """,
+    )
     errors = _run(path, tmp_path)
     value = errors[errors.order == 0].set_index("mode")
     assert value.loc["eager", "outcome"] == "zero"
@@ -151,7 +171,10 @@ def test_grappler_rewrites_the_naive_formula_under_tf_function(tmp_path):
 
 
 def test_subnormal_inputs_are_marked(tmp_path):
-    path = _case(tmp_path, "tiny", """\
+    path = _case(
+        tmp_path,
+        "tiny",
+        """\
         title: subnormal inputs
         source: test
         inputs:
@@ -163,7 +186,8 @@ def test_subnormal_inputs_are_marked(tmp_path):
         dtypes: [float32, float64]
         methods: [reverse]
         modes: [eager]
-        """)
+        """,
+    )
     errors = _run(path, tmp_path)
     assert bool(errors[(errors.dtype == "float32") & (errors.x < 1e-35)].subnormal.all())
     assert not errors[(errors.dtype == "float32") & (errors.x > 1e-35)].subnormal.any()

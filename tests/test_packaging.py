@@ -1,0 +1,51 @@
+"""pyproject.toml and environment.yml declare the same dependencies; the README's
+commands are the ones CI and the Makefile run."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import yaml
+
+from .conftest import ROOT
+
+
+def _name(spec: str) -> str:
+    return re.split(r"[<>=!~ \[]", spec.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _pyproject() -> dict[str, str]:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    specs = data["project"]["dependencies"] + data["project"]["optional-dependencies"]["test"]
+    return {_name(s): s.replace(" ", "") for s in specs}
+
+
+def _environment() -> dict[str, str]:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    out = {}
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            for spec in dep["pip"]:
+                if not spec.startswith("-e"):
+                    out[_name(spec)] = spec.replace(" ", "")
+        elif _name(dep) not in ("python", "pip"):
+            out[_name(dep)] = dep.replace(" ", "")
+    return out
+
+
+def test_environment_yml_lists_what_pyproject_declares():
+    py, env = _pyproject(), _environment()
+    assert sorted(py) == sorted(env)
+    for name in py:
+        # Same lower bounds (conda spells PyYAML as pyyaml; names are compared lowercased).
+        assert py[name].lower().split(name)[-1] == env[name].lower().split(name)[-1], name
+
+
+def test_readme_quick_start_is_what_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    assert "make study" in readme and "make test" in readme
+    assert re.search(r"^make test$", ci, re.M)
+    assert "snakemake --cores" in makefile and "pytest" in makefile
