@@ -2,6 +2,8 @@
 # pipeline with collected tables and reports replaces this rule.)
 from pathlib import Path
 
+from snakemake.utils import min_version
+
 min_version("8.0")
 
 CASES = sorted(p.stem for p in Path("cases").glob("*.yaml"))
@@ -21,5 +23,7 @@ rule run_case:
         errors="results/{case}/errors.parquet",
     log:
         "logs/{case}.log",
+    conda:
+        "environment.yml"
     shell:
         "python -m harness run {input.case} --results results > {log} 2>&1"

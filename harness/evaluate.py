@@ -46,7 +46,8 @@ _TF_DTYPES = {
 
 @dataclass
 class EvaluationStats:
-    traces: int = 0
+    traces: int = 0  # compiled functions created (function and xla modes)
+    python_traces: int = 0  # times the Python body ran to build a graph (tracing)
     fused_calls: int = 0
     fallbacks: int = 0
     seconds: float = 0.0
@@ -110,8 +111,12 @@ class _Runner:
         impls = list(fns)
         method = self.method
 
+        stats = self.stats
+
         def group_body(names: list[str], ps: Sequence[Partial]) -> Callable:
             def body(xs):
+                if not tf.executing_eagerly():
+                    stats.python_traces += 1
                 return [[derivatives(method, fns[i], xs, ps).get(p) for p in ps] for i in names]
 
             return body

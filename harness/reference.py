@@ -220,10 +220,6 @@ def cache_key(case: Case, settings: ReferenceSettings) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def _label(case: Case, p: Partial) -> str:
-    return case.label(p)
-
-
 def compute_reference(
     case: Case,
     points: dict[str, pd.DataFrame],
@@ -240,7 +236,7 @@ def compute_reference(
     """
     names = list(case.input_names)
     partials = list(case.partials)
-    labels = {p: _label(case, p) for p in partials}
+    labels = {p: case.label(p) for p in partials}
     cache = _load_cache(cache_dir, case, settings)
     fn = _evaluator(case)
 
@@ -266,14 +262,16 @@ def compute_reference(
             entry = cache[key]
             for p in partials:
                 text, digits, precision, message = entry[labels[p]]
-                if text:
-                    value = mpmath.mpf(text) if text else None
-                    with mpmath.workdps(DECIMAL_DIGITS + 10):
-                        man, exp = mpmath.frexp(mpmath.mpf(text))
-                    rounded = _round_decimal(text, fmt)
-                    reliable = True
+                reliable = bool(text)
+                if reliable:
+                    # Read back far above every format's precision, then round once.
+                    with mpmath.workdps(_KEEP_DIGITS + 5):
+                        value = mpmath.mpf(text)
+                        man, exp = mpmath.frexp(value)
+                        rounded = round_mpf(value, fmt)
+                        decimal = mpmath.nstr(value, DECIMAL_DIGITS)
                 else:
-                    value, man, exp, rounded, reliable = None, math.nan, 0, math.nan, False
+                    man, exp, rounded, decimal = math.nan, 0, math.nan, ""
                 rows.append(
                     {
                         "dtype": dtype,
@@ -282,7 +280,7 @@ def compute_reference(
                         "subnormal": bool(rec.get("subnormal", False)),
                         "partial": labels[p],
                         "order": len(p),
-                        "reference": _decimal(text) if value is not None else "",
+                        "reference": decimal,
                         "reference_mantissa": float(man),
                         "reference_exponent": int(exp),
                         "reference_rounded": rounded,
@@ -308,18 +306,6 @@ def _encode(v: Verified) -> tuple[str, float, int, str]:
     with mpmath.workdps(_KEEP_DIGITS + 5):
         text = mpmath.nstr(v.value, _KEEP_DIGITS, strip_zeros=False, min_fixed=1, max_fixed=0)
     return (text, float(min(v.digits, 1e6)), int(v.precision), v.message)
-
-
-def _decimal(text: str) -> str:
-    with mpmath.workdps(_KEEP_DIGITS + 5):
-        return mpmath.nstr(mpmath.mpf(text), DECIMAL_DIGITS, min_fixed=1, max_fixed=0)
-
-
-def _round_decimal(text: str, fmt) -> float:
-    # Binary precision of the decimal read-back is far above every format's, and the
-    # verified value agrees with the truth to >= verify_digits digits: one rounding.
-    with mpmath.workdps(_KEEP_DIGITS + 5):
-        return round_mpf(mpmath.mpf(text), fmt)
 
 
 def _cache_path(cache_dir: Path, case: Case, settings: ReferenceSettings) -> Path:

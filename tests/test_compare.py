@@ -81,3 +81,28 @@ def test_relative_error_never_overflows():
 def test_spurious_zero_next_to_smallest_subnormal_is_zero_not_ok():
     r = _judge([0.0], [1e-45], tol=4.0)
     assert r["outcome"][0] == "zero"
+
+
+def test_case_tolerance_overrides_the_table_with_its_reason(tmp_path):
+    import textwrap
+
+    from harness.cases import load_case
+    from harness.config import load_config, settings_for
+
+    path = tmp_path / "tol.yaml"
+    path.write_text(textwrap.dedent("""\
+        title: tolerance override
+        source: test
+        inputs:
+          x: {values: [1.0]}
+        function: exp(x)
+        derivatives: {wrt: x, orders: [1, 2]}
+        implementations:
+          plain: {expression: exp(x)}
+        tolerances:
+          - {dtype: float32, order: 2, ulps: 3000, reason: a long chain of roundings}
+        """))
+    settings = settings_for(load_case(path), load_config())
+    assert settings.tolerance("float32", 2) == (3000.0, "a long chain of roundings")
+    assert settings.tolerance("float32", 1) == (16.0, "")
+    assert settings.tolerance("float64", 2) == (64.0, "")
