@@ -36,8 +36,8 @@ def _timed(argv: list[str], **kw) -> float:
 
 
 def reference_throughput(case_path: str) -> dict:
-    from harness.config import load_config, settings_for
     from harness.cases import load_case
+    from harness.config import load_config, settings_for
     from harness.points import generate, represent
     from harness.reference import ReferenceSettings, compute_reference
 
@@ -47,13 +47,18 @@ def reference_throughput(case_path: str) -> dict:
     points = {d: represent(base, case.input_names, d) for d in s.dtypes}
     t0 = time.process_time()
     table, counts = compute_reference(
-        case, points, ReferenceSettings(s.precision, s.verify_digits, s.max_precision), None)
+        case, points, ReferenceSettings(s.precision, s.verify_digits, s.max_precision), None
+    )
     cpu = time.process_time() - t0
     distinct = counts["computed"]
     point_orders = distinct * len(case.partials)
-    return {"distinct_points": distinct, "partials": len(case.partials),
-            "point_orders": point_orders, "cpu_seconds": round(cpu, 3),
-            "point_orders_per_cpu_second": round(point_orders / cpu)}
+    return {
+        "distinct_points": distinct,
+        "partials": len(case.partials),
+        "point_orders": point_orders,
+        "cpu_seconds": round(cpu, 3),
+        "point_orders_per_cpu_second": round(point_orders / cpu),
+    }
 
 
 def main() -> int:
@@ -63,13 +68,28 @@ def main() -> int:
     args = ap.parse_args()
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
-    imports = [_timed([sys.executable, "-c", "import tensorflow"], env=env)
-               for _ in range(args.repeats)]
+    imports = [
+        _timed([sys.executable, "-c", "import tensorflow"], env=env) for _ in range(args.repeats)
+    ]
     runs, breakdown = [], None
     for _ in range(args.repeats):
         with tempfile.TemporaryDirectory() as results:
-            runs.append(_timed([sys.executable, "-m", "harness", "run", args.case,
-                                "--results", results, "--no-cache"], env=env, cwd=ROOT))
+            runs.append(
+                _timed(
+                    [
+                        sys.executable,
+                        "-m",
+                        "harness",
+                        "run",
+                        args.case,
+                        "--results",
+                        results,
+                        "--no-cache",
+                    ],
+                    env=env,
+                    cwd=ROOT,
+                )
+            )
             if breakdown is None:
                 import pandas as pd
 

@@ -90,7 +90,8 @@ def test_case_tolerance_overrides_the_table_with_its_reason(tmp_path):
     from harness.config import load_config, settings_for
 
     path = tmp_path / "tol.yaml"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         title: tolerance override
         source: test
         inputs:
@@ -101,7 +102,8 @@ def test_case_tolerance_overrides_the_table_with_its_reason(tmp_path):
           plain: {expression: exp(x)}
         tolerances:
           - {dtype: float32, order: 2, ulps: 3000, reason: a long chain of roundings}
-        """))
+        """)
+    )
     settings = settings_for(load_case(path), load_config())
     assert settings.tolerance("float32", 2) == (3000.0, "a long chain of roundings")
     assert settings.tolerance("float32", 1) == (16.0, "")

@@ -198,7 +198,10 @@ def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_pat
     from harness.pipeline import evaluate_stage, prepare
     from harness.results import read_metadata
 
-    path = _case(tmp_path, "traced", """\
+    path = _case(
+        tmp_path,
+        "traced",
+        """\
         title: tracing count
         source: test
         inputs:
@@ -211,7 +214,8 @@ def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_pat
         dtypes: [float32, float64]
         methods: [reverse, finite_difference]
         modes: [function, xla]
-        """)
+        """,
+    )
     prep = prepare(path)
     evaluate_stage(prep, tmp_path / "results")
     stats = read_metadata(tmp_path / "results" / "traced" / "evaluations.parquet")["evaluation"]
@@ -224,7 +228,10 @@ def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_pat
 def test_nested_custom_gradient_expresses_a_second_order_rule(tmp_path):
     # Seed 004: first order 1 - 1/(1 + e), second order deliberately ddy * (1 - e).
     # Published (float32): x=1 -> 0.7310586, -1.7182817; x=100 -> 1.0, -inf.
-    path = _case(tmp_path, "nested", """\
+    path = _case(
+        tmp_path,
+        "nested",
+        """\
         title: nested second-order rule
         source: seeds/004
         inputs:
@@ -242,7 +249,8 @@ def test_nested_custom_gradient_expresses_a_second_order_rule(tmp_path):
                   x: dy * (1 - exp(x))
         dtypes: [float32]
         methods: [reverse]
-        """)
+        """,
+    )
     errors = _run(path, tmp_path)
     for mode in ("eager", "function"):
         e = errors[errors["mode"] == mode].set_index(["x", "partial"])
