@@ -1,29 +1,32 @@
-# The study: every case in cases/ end to end. (One job per case for now; the staged
-# pipeline with collected tables and reports replaces this rule.)
-from pathlib import Path
-
+# The study: every case in cases/ through reference -> evaluate -> compare, then the
+# collected summary. Rules are wiring; the logic lives in the harness package.
 from snakemake.utils import min_version
+
+from harness.workflow import check_config, discover_cases, stage_settings, stage_sources
 
 min_version("8.0")
 
-CASES = sorted(p.stem for p in Path("cases").glob("*.yaml"))
+
+configfile: "config/study.yaml"
+
+
+check_config(config)
+
+# Cases that validate feed the summary; broken ones still get their own (failing) jobs,
+# so `snakemake --keep-going` finishes everything else and the log says what is wrong.
+CASES, BROKEN = discover_cases("cases")
+
+
+wildcard_constraints:
+    case="[A-Za-z][A-Za-z0-9_-]*",
+
+
+include: "rules/case.smk"
+include: "rules/study.smk"
 
 
 rule all:
     input:
-        expand("results/{case}/errors.parquet", case=CASES),
-
-
-rule run_case:
-    input:
-        case="cases/{case}.yaml",
-    output:
-        reference="results/{case}/reference.parquet",
-        evaluations="results/{case}/evaluations.parquet",
-        errors="results/{case}/errors.parquet",
-    log:
-        "logs/{case}.log",
-    conda:
-        "environment.yml"
-    shell:
-        "python -m harness run {input.case} --results results > {log} 2>&1"
+        expand("results/{case}/errors.parquet", case=CASES + BROKEN),
+        "results/summary.parquet",
+        "results/summary.csv",

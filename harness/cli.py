@@ -65,6 +65,12 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--points", type=int, metavar="N", help="thin each swept input to at most N values"
     )
+    p.add_argument(
+        "--study",
+        metavar="JSON",
+        help="study settings as a JSON object, on top of --config (the workflow passes each "
+        "stage its slice this way)",
+    )
 
 
 def _check_selection(args: argparse.Namespace) -> str | None:
@@ -116,11 +122,15 @@ def _prepare(args: argparse.Namespace):
         print(f"harness {args.command}: {problem}", file=sys.stderr)
         return None
     try:
-        config = load_config(args.config)
+        overrides = _study_json(args.study)
+        config = load_config(args.config, overrides)
         selection = Selection(args.dtypes, args.methods, args.modes, args.orders, args.points)
         prep = prepare(args.case, config, selection)
     except (CaseError, ConfigError) as exc:
         print(exc, file=sys.stderr)
+        return None
+    except ValueError as exc:
+        print(f"harness {args.command}: {exc}", file=sys.stderr)
         return None
     empty = [k for k in ("dtypes", "methods", "modes") if not getattr(prep.settings, k)]
     if empty or not prep.case.partials:
@@ -132,6 +142,51 @@ def _prepare(args: argparse.Namespace):
         )
         return None
     return prep
+
+
+def _study_json(text: str | None) -> dict | None:
+    if not text:
+        return None
+    import json
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--study is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("--study must be a JSON object of study settings")
+    return data
+
+
+def _threads(n: int | None) -> None:
+    if n:
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(n)
+        tf.config.threading.set_inter_op_parallelism_threads(n)
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    from .collect import ProvenanceMismatch, collect
+    from .results import write_csv, write_table
+
+    files = args.errors or sorted(Path(args.results).glob("*/errors.parquet"))
+    if not files:
+        print(
+            f"harness collect: no errors tables given and none in {args.results}/*/",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    try:
+        summary, meta = collect(files)
+    except ProvenanceMismatch as exc:
+        print(f"harness collect: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    out = Path(args.out)
+    write_table(summary, out, meta)
+    write_csv(summary.drop(columns=["stable_domain_json"]), out.with_suffix(".csv"), meta)
+    print(f"{len(files)} case(s), {len(summary)} summary rows -> {out}, {out.with_suffix('.csv')}")
+    return 0
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
@@ -155,6 +210,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     prep = _prepare(args)
     if prep is None:
         return EXIT_INVALID
+    _threads(args.threads)
     table, meta = evaluate_stage(prep, args.results, _Progress())
     print(
         f"{prep.case.id}: {len(table)} values evaluated in "
@@ -235,11 +291,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="the TensorFlow derivatives of one case")
     _add_selection(p)
+    p.add_argument("--threads", type=int, help="TensorFlow intra- and inter-op threads")
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("compare", help="judge evaluations against the reference")
     _add_selection(p)
     p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("collect", help="summarise every case's errors table")
+    p.add_argument("errors", nargs="*", help="errors tables (default: RESULTS/*/errors.parquet)")
+    p.add_argument("--results", default="results", help="results folder (default: results)")
+    p.add_argument(
+        "--out",
+        default="results/summary.parquet",
+        help="summary Parquet path; the CSV goes beside it",
+    )
+    p.set_defaults(func=_cmd_collect)
     return parser
 
 

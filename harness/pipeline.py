@@ -23,7 +23,6 @@ from . import provenance
 from .cases import Case, load_case
 from .config import Settings, StudyConfig, load_config, settings_for
 from .points import generate, represent
-from .reference import ReferenceSettings, compute_reference
 from .results import read_metadata, read_table, write_table
 
 __all__ = ["Selection", "compare_stage", "evaluate_stage", "reference_stage", "run_case"]
@@ -99,6 +98,8 @@ def case_dir(results: str | Path, case: Case) -> Path:
 def reference_stage(
     prep: Prepared, results: str | Path, cache: bool = True, progress: Progress | None = None
 ) -> tuple[pd.DataFrame, dict]:
+    from .reference import ReferenceSettings, compute_reference
+
     s = prep.settings
     ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
     cache_dir = Path(results) / ".cache" / "reference" if cache else None
@@ -142,7 +143,12 @@ def evaluate_stage(
     return table, meta
 
 
-_MUST_AGREE = ("case", "case_hash", "config_hash", "selection")
+#: What the reference and evaluations must share with the comparison that joins them.
+#: (Not the whole configuration: the workflow gives each stage only the settings it
+#: depends on, so a tolerance change reruns comparisons without new evaluations.)
+_MUST_AGREE = ("case", "case_hash", "selection")
+#: The part of the selection a reference depends on (not methods or modes).
+_REFERENCE_SELECTION = ("dtypes", "partials", "max_points")
 
 
 def compare_stage(
@@ -160,22 +166,33 @@ def compare_stage(
     if evaluations is None:
         path = where / "evaluations.parquet"
         evaluations = (read_table(path), read_metadata(path))
-    mine = prep.provenance("compare")
-    for name, (_, meta) in (("reference", reference), ("evaluations", evaluations)):
-        for key in _MUST_AGREE:
-            if json.dumps(meta.get(key), sort_keys=True) != json.dumps(
-                mine.get(key), sort_keys=True
-            ):
+    s = prep.settings
+    reference_settings = {
+        "precision": s.precision,
+        "verify_digits": s.verify_digits,
+        "max_precision": s.max_precision,
+    }
+    mine = prep.provenance("compare", reference=reference_settings)
+    checks = [
+        ("reference", reference, (*_MUST_AGREE, "reference"), _REFERENCE_SELECTION),
+        ("evaluations", evaluations, _MUST_AGREE, None),
+    ]
+    for name, (_, meta), keys, selection_keys in checks:
+        for key in keys:
+            theirs, ours = meta.get(key), mine.get(key)
+            if key == "selection" and selection_keys:
+                theirs = {k: (theirs or {}).get(k) for k in selection_keys}
+                ours = {k: ours.get(k) for k in selection_keys}
+            if json.dumps(theirs, sort_keys=True) != json.dumps(ours, sort_keys=True):
                 raise ValueError(
                     f"{where / (name + '.parquet')} was made with a different {key} "
-                    f"({meta.get(key)!r}, now {mine.get(key)!r}); rerun its stage"
+                    f"({theirs!r}, now {ours!r}); rerun its stage"
                 )
     errors = compare(prep.case, evaluations[0], reference[0], prep.settings.tolerance)
     meta = {
         **mine,
         "inputs": {"reference": reference[1], "evaluations": evaluations[1]},
         "tensorflow": evaluations[1].get("tensorflow"),
-        "reference": reference[1].get("reference"),
     }
     write_table(errors, where / "errors.parquet", meta)
     return errors

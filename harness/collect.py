@@ -1,0 +1,213 @@
+"""The collect stage: one summary row per (case, implementation, method, mode, dtype,
+derivative), derived only from the per-case errors tables.
+
+Stable domain. The input ranges where every point is ``ok``:
+
+- one swept input (ties such as ``a = b = t`` count as one): the maximal runs of
+  consecutive points, in input order, that are all ``ok``, written as closed intervals
+  ``[lo, hi]`` of the input's values; a run is broken by any point that is not ``ok``
+  (a ``ref_unreliable`` point neither breaks nor extends a run: it is not judged);
+- several swept inputs (a 2-D grid): the same runs along each input of the values at
+  which *every* grid point is ``ok`` (the projection of the all-ok set), reported per
+  input; a value at which any point fails is outside. This is conservative: it never
+  claims a region where some point failed.
+
+The domain is kept both as text (``x: [1e-19, 2e19]; [3, 4]``) and as JSON
+(``{"x": [[lo, hi], ...]}``). A run of one point is an interval ``[v, v]``.
+
+Provenance. Tables made by different versions of the harness's packages, Python or
+platform, or with a different git commit, cannot be merged: collect refuses with a
+message naming the files and the key that differs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import provenance
+from .compare import OUTCOMES
+from .results import read_metadata, read_table
+from .summary import KEYS, worst_point
+
+__all__ = ["ProvenanceMismatch", "collect", "stable_domain"]
+
+#: Provenance keys that must agree across every merged table.
+MUST_AGREE = ("packages", "python", "platform", "git")
+
+
+class ProvenanceMismatch(ValueError):
+    """Per-case tables that cannot be merged; the message says which and why."""
+
+
+def _runs(values: np.ndarray, ok: np.ndarray, judged: np.ndarray) -> list[list[float]]:
+    """Closed intervals of consecutive all-ok values (``values`` sorted ascending)."""
+    out: list[list[float]] = []
+    start = end = None
+    for v, good, j in zip(values, ok, judged):
+        if not j:
+            continue
+        if good:
+            if start is None:
+                start = v
+            end = v
+        elif start is not None:
+            out.append([float(start), float(end)])
+            start = end = None
+    if start is not None:
+        out.append([float(start), float(end)])
+    return out
+
+
+def stable_domain(group: pd.DataFrame, free_inputs: Sequence[str]) -> dict[str, list]:
+    """``{input: [[lo, hi], ...]}`` where every (judged) point is ``ok``."""
+    judged = group["outcome"] != "ref_unreliable"
+    flags = pd.DataFrame({"bad": judged & (group["outcome"] != "ok"), "judged": judged})
+    out = {}
+    for name in free_inputs:
+        per_value = flags.groupby(group[name].to_numpy(), sort=True).any()
+        good = (~per_value["bad"] & per_value["judged"]).to_numpy()
+        out[name] = _runs(per_value.index.to_numpy(), good, per_value["judged"].to_numpy())
+    return out
+
+
+def domain_text(domain: dict[str, list]) -> str:
+    parts = []
+    for name, runs in domain.items():
+        text = "; ".join(f"[{lo:.3g}, {hi:.3g}]" for lo, hi in runs) or "none"
+        parts.append(f"{name}: {text}")
+    return " | ".join(parts)
+
+
+def _free_inputs(errors: pd.DataFrame, inputs: Sequence[str]) -> list[str]:
+    """Inputs that vary independently: drop an input identical to an earlier one (a tie)
+    and inputs with a single value."""
+    free: list[str] = []
+    for name in inputs:
+        col = errors[name].to_numpy()
+        if any(np.array_equal(col, errors[f].to_numpy(), equal_nan=True) for f in free):
+            continue
+        if errors[name].nunique() > 1:
+            free.append(name)
+    return free or list(inputs[:1])
+
+
+def summarise_case(errors: pd.DataFrame, inputs: Sequence[str]) -> pd.DataFrame:
+    """Summary rows of one case's errors table."""
+    free = _free_inputs(errors, inputs)
+    rows = []
+    for key, group in errors.groupby(KEYS, sort=True, observed=True):
+        counts = group["outcome"].value_counts()
+        judged = group[group["outcome"] != "ref_unreliable"]
+        bits = judged["bits"]
+        bad = judged[judged["outcome"] != "ok"]
+        worst = {}
+        if not bad.empty:
+            order = bad.assign(_r=np.where(bad["bits"].isna(), np.inf, bad["bits"]))
+            w = order.sort_values("_r", ascending=False, kind="stable").iloc[0]
+            worst = {
+                "worst_inputs": json.dumps({n: float(w[n]) for n in inputs}),
+                "worst_got": float(w["value"]),
+                "worst_wanted": w["reference"],
+                "worst_outcome": str(w["outcome"]),
+            }
+        domain = stable_domain(group, free)
+        rows.append(
+            {
+                "case": group["case"].iloc[0],
+                **dict(zip(KEYS, key)),
+                "derivative": key[-1] or "f",
+                "points": len(group),
+                **{o: int(counts.get(o, 0)) for o in OUTCOMES},
+                "expected_held": int((group["expected"] == "held").sum()),
+                "expected_broken": int((group["expected"] == "broken").sum()),
+                "median_bits": float(bits.median()) if bits.notna().any() else np.nan,
+                "max_bits": float(bits.max()) if bits.notna().any() else np.nan,
+                "worst_inputs": worst.get("worst_inputs", ""),
+                "worst_got": worst.get("worst_got", np.nan),
+                "worst_wanted": worst.get("worst_wanted", ""),
+                "worst_outcome": worst.get("worst_outcome", ""),
+                "worst": worst_point(group, list(inputs)),
+                "stable_domain": domain_text(domain),
+                "stable_domain_json": json.dumps(domain),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _check_agreement(metas: dict[str, dict]) -> dict:
+    first_path, first = next(iter(metas.items()))
+    for path, meta in metas.items():
+        for key in MUST_AGREE:
+            a, b = (
+                json.dumps(first.get(key), sort_keys=True),
+                json.dumps(meta.get(key), sort_keys=True),
+            )
+            if a != b:
+                raise ProvenanceMismatch(
+                    f"cannot merge {path} with {first_path}: their provenance differs in "
+                    f"{key!r} ({meta.get(key)!r} vs {first.get(key)!r}); rerun the older "
+                    f"case so every table comes from the same software"
+                )
+    return {k: first.get(k) for k in MUST_AGREE}
+
+
+def collect(
+    error_files: Sequence[str | Path], inputs_of: dict[str, Sequence[str]] | None = None
+) -> tuple[pd.DataFrame, dict]:
+    """The summary of every case, and the shared provenance (raises
+    :class:`ProvenanceMismatch`)."""
+    metas = {str(p): read_metadata(p) for p in error_files}
+    shared = _check_agreement(metas) if metas else {}
+    parts = []
+    cases = {}
+    for path in error_files:
+        errors = read_table(path)
+        meta = metas[str(path)]
+        case = meta.get("case") or errors["case"].iloc[0]
+        inputs = (inputs_of or {}).get(case) or _inputs_from(errors)
+        parts.append(summarise_case(errors, inputs))
+        cases[case] = {
+            "case_hash": meta.get("case_hash"),
+            "config_hash": meta.get("config_hash"),
+            "created": meta.get("created"),
+            "file": str(path),
+        }
+    summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    meta = provenance.collect(stage="collect", cases=cases, merged_from=shared)
+    return summary, meta
+
+
+_FIXED = {
+    "case",
+    "implementation",
+    "method",
+    "mode",
+    "dtype",
+    "order",
+    "partial",
+    "point",
+    "subnormal",
+    "value",
+    "reference",
+    "reference_rounded",
+    "ulps",
+    "bits",
+    "rel_error",
+    "outcome",
+    "expected",
+    "expected_outcome",
+    "expectation_reason",
+    "tolerance_ulps",
+    "tolerance_reason",
+    "message",
+    "seconds",
+}
+
+
+def _inputs_from(errors: pd.DataFrame) -> list[str]:
+    return [c for c in errors.columns if c not in _FIXED]

@@ -1,0 +1,59 @@
+# One case: the mpmath reference (no TensorFlow), the TensorFlow evaluations (one
+# TensorFlow start per case), and the comparison that joins them.
+
+
+rule compute_reference:
+    input:
+        case="cases/{case}.yaml",
+        code=stage_sources("reference"),
+    output:
+        "results/{case}/reference.parquet",
+    params:
+        study=stage_settings(config, "reference"),
+    log:
+        "logs/{case}/compute_reference.log",
+    resources:
+        mem_mb=1000,
+    conda:
+        "../environment.yml"
+    shell:
+        "python -m harness reference {input.case} --results results --study {params.study:q} > {log} 2>&1"
+
+
+rule evaluate_case:
+    input:
+        case="cases/{case}.yaml",
+        code=stage_sources("evaluate"),
+    output:
+        "results/{case}/evaluations.parquet",
+    params:
+        study=stage_settings(config, "evaluate"),
+    log:
+        "logs/{case}/evaluate_case.log",
+    threads: 1
+    resources:
+        mem_mb=1500,
+    conda:
+        "../environment.yml"
+    shell:
+        "python -m harness evaluate {input.case} --results results --threads {threads} --study {params.study:q} > {log} 2>&1"
+
+
+rule compare_case:
+    input:
+        case="cases/{case}.yaml",
+        reference="results/{case}/reference.parquet",
+        evaluations="results/{case}/evaluations.parquet",
+        code=stage_sources("compare"),
+    output:
+        "results/{case}/errors.parquet",
+    params:
+        study=stage_settings(config, "compare"),
+    log:
+        "logs/{case}/compare_case.log",
+    resources:
+        mem_mb=1000,
+    conda:
+        "../environment.yml"
+    shell:
+        "python -m harness compare {input.case} --results results --study {params.study:q} > {log} 2>&1"

@@ -1,0 +1,269 @@
+"""The Snakemake study on a tiny configuration: outputs, incremental reruns, fault
+isolation, interrupted runs. Real Snakemake, real TensorFlow, in a copy of the repo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness.results import read_metadata, read_table
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+TINY = """\
+dtypes: [float32, float64]
+methods: [reverse, finite_difference]
+modes: [eager, function]
+max_points: 6
+"""
+BIN = Path(sys.executable).parent
+
+
+def _copy(dest: Path) -> Path:
+    for name in ("Snakefile", "rules", "profiles", "config", "harness", "environment.yml"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(
+            src,
+            dest / name,
+            **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}),
+        )
+    (dest / "cases").mkdir()
+    for case in ("ratio", "softplus"):
+        shutil.copy(ROOT / "cases" / f"{case}.yaml", dest / "cases")
+    (dest / "tiny.yaml").write_text(TINY)
+    return dest
+
+
+def _snakemake(where: Path, *args: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.run(
+        [str(BIN / "snakemake"), "--configfile", "tiny.yaml", *args],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        **kw,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def _planned(where: Path, *args: str) -> dict[str, int]:
+    """Jobs a dry run would execute, by rule."""
+    out = _snakemake(where, "-n", *args).stdout
+    jobs: dict[str, int] = {}
+    lines = out.splitlines()
+    if "Job stats:" not in lines:
+        return jobs
+    for line in lines[lines.index("Job stats:") + 1 :]:
+        parts = line.split()
+        if parts and parts[0] == "total":
+            break
+        if len(parts) == 2 and parts[1].isdigit():
+            jobs[parts[0]] = int(parts[1])
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    where = _copy(tmp_path_factory.mktemp("study"))
+    proc = _snakemake(where, "--cores", "2")
+    return where, proc
+
+
+def test_the_study_produces_every_table(study):
+    where, proc = study
+    for case in ("ratio", "softplus"):
+        for table in ("reference", "evaluations", "errors"):
+            assert (where / "results" / case / f"{table}.parquet").exists()
+    summary = read_table(where / "results" / "summary.parquet")
+    assert set(summary.case) == {"ratio", "softplus"}
+    assert {"stable_domain", "median_bits", "max_bits", "worst", "ok", "nan"} <= set(
+        summary.columns
+    )
+    csv = pd.read_csv(where / "results" / "summary.csv", comment="#")
+    assert len(csv) == len(summary)
+    meta = read_metadata(where / "results" / "summary.parquet")
+    assert set(meta["cases"]) == {"ratio", "softplus"}
+    # The tiny config reached every stage.
+    ev = read_table(where / "results" / "softplus" / "evaluations.parquet")
+    assert set(ev.dtype) == {"float32", "float64"} and set(ev.method) == {
+        "reverse",
+        "finite_difference",
+    }
+    # TensorFlow starts once per case: only evaluate_case jobs run it, one per case.
+    log = proc.stderr + proc.stdout
+    assert log.count("rule evaluate_case:") == 2
+    assert (
+        "tensorflow"
+        not in (where / "logs" / "softplus" / "compute_reference.log").read_text().lower()
+    )
+
+
+def test_a_noop_rerun_runs_nothing(study):
+    where, _ = study
+    t0 = time.perf_counter()
+    out = _snakemake(where, "-n").stdout
+    assert "Nothing to be done" in out
+    assert time.perf_counter() - t0 < 15
+
+
+def test_editing_a_case_reruns_only_that_case(study):
+    where, _ = study
+    path = where / "cases" / "ratio.yaml"
+    original = path.read_text()
+    stat = path.stat()
+    try:
+        path.write_text(original.replace("notes: >-", "notes: >-\n  Edited.", 1))
+        assert _planned(where) == {
+            "compute_reference": 1,
+            "evaluate_case": 1,
+            "compare_case": 1,
+            "collect_results": 1,
+            "all": 1,
+        }
+        assert "case=ratio" in _snakemake(where, "-n").stdout
+        assert "case=softplus" not in _snakemake(where, "-n").stdout
+    finally:
+        path.write_text(original)
+        os.utime(path, (stat.st_atime, stat.st_mtime))
+
+
+def test_editing_tensorflow_code_reruns_evaluations_not_references(study):
+    where, _ = study
+    path = where / "harness" / "derivatives.py"
+    original = path.read_text()
+    stat = path.stat()
+    try:
+        path.write_text(original + "\n# edited\n")
+        plan = _planned(where)
+        assert plan["evaluate_case"] == 2 and plan["compare_case"] == 2
+        assert "compute_reference" not in plan
+        ref = where / "harness" / "jets.py"
+        ref_stat = ref.stat()
+        ref.write_text(ref.read_text() + "\n# edited\n")
+        assert _planned(where)["compute_reference"] == 2
+    finally:
+        path.write_text(original)
+        os.utime(path, (stat.st_atime, stat.st_mtime))
+        ref.write_text(ref.read_text().removesuffix("\n# edited\n"))
+        os.utime(ref, (ref_stat.st_atime, ref_stat.st_mtime))
+    assert "Nothing to be done" in _snakemake(where, "-n").stdout
+
+
+def test_changing_a_tolerance_reruns_only_comparisons(study):
+    where, _ = study
+    (where / "tol.yaml").write_text(
+        "tolerances:\n  float64: [4, 16, 64, 256, 1024]\n  float32: [8, 16, 64, 256, 1024]\n"
+        "  float16: [1, 2, 4, 8, 16]\n  bfloat16: [1, 2, 4, 8, 16]\n"
+    )
+    assert _planned(where, "--configfile", "tiny.yaml", "tol.yaml") == {
+        "compare_case": 2,
+        "collect_results": 1,
+        "all": 1,
+    }
+
+
+def test_invalid_study_settings_fail_before_anything_runs(study):
+    where, _ = study
+    proc = _snakemake(where, "-n", "--config", "precision=5", check=False)
+    assert proc.returncode != 0
+    assert "study settings: precision" in proc.stdout + proc.stderr
+
+
+def test_lint_is_clean(study):
+    where, _ = study
+    out = _snakemake(where, "--lint")
+    assert "Congratulations" in out.stdout + out.stderr
+
+
+def test_a_broken_case_fails_its_own_jobs_and_the_rest_completes(tmp_path):
+    where = _copy(tmp_path)
+    bad = (
+        (where / "cases" / "softplus.yaml")
+        .read_text()
+        .replace("function: log(1 + exp(x))", "function: erfcx(x)")
+    )
+    (where / "cases" / "broken.yaml").write_text(bad)
+    (where / "cases" / "softplus.yaml").unlink()
+    proc = _snakemake(where, "--cores", "2", "--keep-going", check=False)
+    assert proc.returncode != 0
+    log = (where / "logs" / "broken" / "compute_reference.log").read_text()
+    assert "cases/broken.yaml:" in log and "function: unknown function 'erfcx'" in log
+    assert (where / "results" / "ratio" / "errors.parquet").exists()
+    summary = read_table(where / "results" / "summary.parquet")
+    assert set(summary.case) == {"ratio"}
+    assert not (where / "results" / "broken").exists()
+
+
+def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):
+    where = _copy(tmp_path)
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.Popen(
+        [str(BIN / "snakemake"), "--configfile", "tiny.yaml", "--cores", "2"],
+        cwd=where,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.time() + 120
+    # Kill the whole run while an evaluation job is in flight.
+    while time.time() < deadline and not list((where / "logs").glob("*/evaluate_case.log")):
+        time.sleep(0.2)
+    time.sleep(1.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # kill -9 gives Snakemake no chance to clean up: only atomic writes keep every file
+    # that exists whole. (Snakemake keeps its lock after a kill -9; --unlock clears it,
+    # and the profile's rerun-incomplete reruns the interrupted jobs.)
+    for p in (where / "results").rglob("*.parquet"):
+        read_table(p)
+    _snakemake(where, "--unlock")
+    _snakemake(where, "--cores", "2")
+    assert "Nothing to be done" in _snakemake(where, "-n").stdout
+    for p in (where / "results").rglob("*.parquet"):
+        read_table(p)
+    assert not list((where / "results").rglob("*.tmp"))
+
+
+def test_each_stage_imports_only_its_declared_sources(tmp_path):
+    from harness.workflow import stage_sources
+
+    shutil.copy(ROOT / "cases" / "softplus.yaml", tmp_path)
+    sel = ["--dtypes", "float64", "--methods", "reverse", "--modes", "eager", "--points", "3"]
+    code = (
+        "import sys, json; from harness.cli import main; rc = main(sys.argv[1:]); "
+        "mods = sorted(m.split('.', 1)[1] + '.py' for m in sys.modules "
+        "if m.startswith('harness.')); print('MODULES=' + json.dumps(mods))"
+    )
+    for stage, args in (
+        ("reference", ["reference", "softplus.yaml", *sel]),
+        ("evaluate", ["evaluate", "softplus.yaml", *sel]),
+        ("compare", ["compare", "softplus.yaml", *sel]),
+        ("collect", ["collect", "--out", "summary.parquet"]),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr
+        line = next(x for x in out.stdout.splitlines() if x.startswith("MODULES="))
+        used = set(__import__("json").loads(line.removeprefix("MODULES=")))
+        declared = {Path(p).name for p in stage_sources(stage)}
+        assert used <= declared, (stage, used - declared)
