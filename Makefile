@@ -5,8 +5,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= all
+.DEFAULT_GOAL := test
 
-.PHONY: study test lint clean-results
+.PHONY: study test lint clean-results browser
+
+# The report tests open the HTML in Debian's Chromium (installed with apt when missing).
+browser:
+	@command -v chromium >/dev/null || { \
+	  echo "installing Debian's chromium for the browser checks of the report"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +24,7 @@ $(STAMP): pyproject.toml
 study: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/snakemake --cores $(CORES)
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)

@@ -1,5 +1,5 @@
 # The study: every case in cases/ through reference -> evaluate -> compare, then the
-# collected summary. Rules are wiring; the logic lives in the harness package.
+# collected summary and the HTML report. Rules are wiring; the logic lives in the harness package.
 from snakemake.utils import min_version
 
 from harness.workflow import check_config, discover_cases, stage_settings, stage_sources
@@ -30,3 +30,4 @@ rule all:
         expand("results/{case}/errors.parquet", case=CASES + BROKEN),
         "results/summary.parquet",
         "results/summary.csv",
+        "reports/index.html",

@@ -189,6 +189,21 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import render_reports
+
+    summary = Path(args.results) / "summary.parquet"
+    if not summary.exists():
+        print(
+            f"harness report: {summary} does not exist; run `harness collect` first",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    written = render_reports(args.results, args.reports, args.cases)
+    print(f"{len(written)} page(s) -> {args.reports}/index.html")
+    return 0
+
+
 def _cmd_reference(args: argparse.Namespace) -> int:
     from .pipeline import reference_stage
 
@@ -307,6 +322,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="summary Parquet path; the CSV goes beside it",
     )
     p.set_defaults(func=_cmd_collect)
+
+    p = sub.add_parser("report", help="render reports/ (HTML) from results/")
+    p.add_argument("--results", default="results", help="results folder (default: results)")
+    p.add_argument("--reports", default="reports", help="reports folder (default: reports)")
+    p.add_argument("--cases", default="cases", help="case files, for titles and broken cases")
+    p.set_defaults(func=_cmd_report)
     return parser
 
 

@@ -123,6 +123,13 @@ def summarise_case(errors: pd.DataFrame, inputs: Sequence[str]) -> pd.DataFrame:
                 "derivative": key[-1] or "f",
                 "points": len(group),
                 **{o: int(counts.get(o, 0)) for o in OUTCOMES},
+                # Failures no declared expectation covers: the findings to read first.
+                "unexpected_failures": int(
+                    (
+                        (~group["outcome"].isin(["ok", "ref_unreliable"]))
+                        & (group["expected"] == "")
+                    ).sum()
+                ),
                 "expected_held": int((group["expected"] == "held").sum()),
                 "expected_broken": int((group["expected"] == "broken").sum()),
                 "median_bits": float(bits.median()) if bits.notna().any() else np.nan,

@@ -21,6 +21,8 @@ import pyarrow.parquet as pq
 __all__ = ["atomic_write_text", "read_metadata", "read_table", "write_csv", "write_table"]
 
 _KEY = b"harness"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 def _atomic(path: Path, write) -> None:
@@ -30,6 +32,7 @@ def _atomic(path: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are for reading
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -20,3 +20,30 @@ rule collect_results:
         "../environment.yml"
     shell:
         "python -m harness collect {input.errors} --out {output.parquet} > {log} 2>&1"
+
+
+rule render_report:
+    input:
+        summary="results/summary.parquet",
+        errors=expand("results/{case}/errors.parquet", case=CASES),
+        # Every case file, the broken ones too: the index lists what does not validate.
+        cases=expand("cases/{case}.yaml", case=CASES + BROKEN),
+        code=stage_sources("report"),
+    output:
+        index=report(
+            "reports/index.html",
+            category="Study",
+            labels={"page": "index"},
+        ),
+        pages=[
+            report(f"reports/{case}.html", category="Cases", labels={"case": case})
+            for case in CASES
+        ],
+    log:
+        "logs/render_report.log",
+    resources:
+        mem_mb=1500,
+    conda:
+        "../environment.yml"
+    shell:
+        "python -m harness report --results results --reports reports --cases cases > {log} 2>&1"

@@ -93,6 +93,8 @@ def test_the_study_produces_every_table(study):
     assert {"stable_domain", "median_bits", "max_bits", "worst", "ok", "nan"} <= set(
         summary.columns
     )
+    for page in ("index", "ratio", "softplus"):
+        assert (where / "reports" / f"{page}.html").stat().st_size > 1000
     csv = pd.read_csv(where / "results" / "summary.csv", comment="#")
     assert len(csv) == len(summary)
     meta = read_metadata(where / "results" / "summary.parquet")
@@ -132,6 +134,7 @@ def test_editing_a_case_reruns_only_that_case(study):
             "evaluate_case": 1,
             "compare_case": 1,
             "collect_results": 1,
+            "render_report": 1,
             "all": 1,
         }
         assert "case=ratio" in _snakemake(where, "-n").stdout
@@ -172,6 +175,7 @@ def test_changing_a_tolerance_reruns_only_comparisons(study):
     assert _planned(where, "--configfile", "tiny.yaml", "tol.yaml") == {
         "compare_case": 2,
         "collect_results": 1,
+        "render_report": 1,
         "all": 1,
     }
 
@@ -206,6 +210,9 @@ def test_a_broken_case_fails_its_own_jobs_and_the_rest_completes(tmp_path):
     summary = read_table(where / "results" / "summary.parquet")
     assert set(summary.case) == {"ratio"}
     assert not (where / "results" / "broken").exists()
+    # The report is still rendered, and lists the broken case with its problem.
+    index = (where / "reports" / "index.html").read_text()
+    assert "broken.yaml:" in index and "unknown function" in index
 
 
 def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):

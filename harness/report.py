@@ -1,0 +1,656 @@
+"""The report stage: ``reports/index.html`` and one page per case, from the result tables.
+
+Pages are self-contained: every figure is an SVG drawn by matplotlib and inlined in the
+page (heavy layers, the lines and bands, are rasterised inside the SVG to keep pages
+small), styles are inline, and there is no script, font or image from anywhere else.
+A page opens from disk with no server and no network. Static SVG was chosen over an
+interactive plotting library because it needs nothing at view time and survives being
+mailed, archived or opened in ten years; the small multiples (one panel per dtype and
+mode) replace toggles.
+
+Everything shown is derived from ``results/summary.parquet`` and the per-case errors
+tables; nothing is computed anew.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .compare import OUTCOMES
+from .results import atomic_write_text, read_metadata, read_table
+
+__all__ = ["COLOURS", "render_reports"]
+
+#: One colour per outcome, the key on every page.
+COLOURS = {
+    "ok": "#2e7d32",
+    "inaccurate": "#f9a825",
+    "wrong": "#c62828",
+    "nan": "#6a1b9a",
+    "inf": "#ef6c00",
+    "zero": "#1565c0",
+    "missing": "#8d6e63",
+    "error": "#212121",
+    "ref_unreliable": "#cfd8dc",
+}
+MEANING = {
+    "ok": "within tolerance of the rounded reference",
+    "inaccurate": "finite, beyond tolerance, right sign and magnitude",
+    "wrong": "finite, relative error >= 1 or wrong sign",
+    "nan": "NaN",
+    "inf": "infinite where the rounded reference is finite",
+    "zero": "0 where the rounded reference is not",
+    "missing": "the framework returned no gradient (None)",
+    "error": "the framework raised an exception",
+    "ref_unreliable": "the reference did not verify here; not judged",
+}
+#: Most severe first: the colour of a matrix cell is its most severe outcome.
+SEVERITY = ("error", "wrong", "nan", "inf", "zero", "missing", "inaccurate", "ok", "ref_unreliable")
+_DTYPE_ORDER = ("float16", "bfloat16", "float32", "float64")
+_MODE_ORDER = ("eager", "function", "xla")
+_METHOD_STYLE = {
+    "reverse": "-",
+    "forward": "--",
+    "forward_over_reverse": "-.",
+    "finite_difference": ":",
+}
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5rem auto;
+max-width:1300px;padding:0 1rem;color:#212121;line-height:1.4}
+h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+h3{font-size:1.05rem}table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
+th,td{border:1px solid #ddd;padding:.2rem .45rem;text-align:left;vertical-align:top}
+th{background:#f5f5f5}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.key span{display:inline-block;margin:.15rem .6rem .15rem 0;font-size:.85rem}
+.sw{display:inline-block;width:.9rem;height:.9rem;vertical-align:middle;margin-right:.25rem;
+border:1px solid #999}.cell{color:#fff;text-align:center;font-size:.75rem;min-width:2.3rem}
+.cell.light{color:#212121}.muted{color:#666}.big{font-size:1.6rem;font-weight:600}
+.headline td{padding:.4rem .9rem}figure{margin:.5rem 0}figure svg{max-width:100%;height:auto}
+code{background:#f5f5f5;padding:0 .2rem}details{margin:.4rem 0}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
+    )
+
+
+def _key() -> str:
+    items = "".join(
+        f'<span><i class="sw" style="background:{COLOURS[o]}"></i><b>{o}</b> '
+        f'<span class="muted">{_e(MEANING[o])}</span></span>'
+        for o in OUTCOMES
+    )
+    return f'<div class="key">{items}</div>'
+
+
+def _table(frame: pd.DataFrame, numeric: Sequence[str] = ()) -> str:
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    rows = []
+    for rec in frame.itertuples(index=False):
+        cells = []
+        for c, v in zip(frame.columns, rec):
+            if isinstance(v, float):
+                v = "" if np.isnan(v) else f"{v:.3g}"
+            cls = ' class="num"' if c in numeric else ""
+            cells.append(f"<td{cls}>{_e(v)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+# -- figures ----------------------------------------------------------------------------
+
+
+def _svg(fig) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    # No metadata block: it carries a render date (pages would differ run to run) and
+    # RDF namespace addresses that look like links.
+    fig.savefig(
+        buf,
+        format="svg",
+        bbox_inches="tight",
+        dpi=110,
+        metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+    )
+    plt.close(fig)
+    text = buf.getvalue()
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    return text[text.index("<svg") :]
+
+
+def _axis_input(errors: pd.DataFrame, inputs: Sequence[str]) -> str:
+    for name in inputs:
+        if errors[name].nunique() > 1:
+            return name
+    return inputs[0]
+
+
+def _set_xscale(ax, x: np.ndarray) -> None:
+    nonzero = np.abs(x[x != 0])
+    if len(nonzero) == 0:
+        return
+    if (x < 0).any():
+        lo, hi = float(nonzero.min()), float(nonzero.max())
+        ax.set_xscale("symlog", linthresh=lo)
+        # At most ~4 decades labelled per sign, or the labels run into each other.
+        decades = np.arange(np.floor(np.log10(lo)), np.ceil(np.log10(hi)) + 1)
+        step = max(1, int(np.ceil(len(decades) / 4)))
+        ticks = 10.0 ** decades[::-step][::-1]
+        ax.set_xticks([*(-ticks[::-1]), *ticks])
+        ax.set_xticklabels(
+            [f"-1e{int(np.log10(t))}" for t in ticks[::-1]]
+            + [f"1e{int(np.log10(t))}" for t in ticks]
+        )
+    elif (x > 0).all():
+        ax.set_xscale("log")
+
+
+def _grid(dtypes, modes, width_per=4.2, height_per=2.3):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(
+        len(dtypes),
+        len(modes),
+        squeeze=False,
+        sharex=True,
+        figsize=(width_per * len(modes), height_per * len(dtypes)),
+    )
+    return fig, axes
+
+
+def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
+    """Bits of error against the input: rows dtype, columns mode; colour implementation,
+    line style method."""
+    import matplotlib.pyplot as plt
+
+    dtypes = [d for d in _DTYPE_ORDER if d in set(errors.dtype)]
+    modes = [m for m in _MODE_ORDER if m in set(errors["mode"])]
+    impls = sorted(errors.implementation.unique())
+    palette = plt.get_cmap("tab10")
+    fig, axes = _grid(dtypes, modes)
+    for i, dtype in enumerate(dtypes):
+        for j, mode in enumerate(modes):
+            ax = axes[i][j]
+            panel = errors[(errors.dtype == dtype) & (errors["mode"] == mode)]
+            for k, impl in enumerate(impls):
+                for method, style in _METHOD_STYLE.items():
+                    g = panel[(panel.implementation == impl) & (panel.method == method)]
+                    if g.empty:
+                        continue
+                    g = g.sort_values(x_name)
+                    ax.plot(
+                        g[x_name], g["bits"], style, color=palette(k % 10), lw=1.1, rasterized=True
+                    )
+            _set_xscale(ax, panel[x_name].to_numpy())
+            ax.set_ylim(-0.5, {"float16": 16, "bfloat16": 16, "float32": 32}.get(dtype, 64) + 1)
+            ax.grid(alpha=0.3)
+            ax.set_title(f"{dtype}, {mode}", fontsize=9)
+            if j == 0:
+                ax.set_ylabel("bits of error", fontsize=8)
+            if i == len(dtypes) - 1:
+                ax.set_xlabel(x_name, fontsize=8)
+            ax.tick_params(labelsize=7)
+    handles = [
+        plt.Line2D([], [], color=palette(k % 10), lw=2, label=impl) for k, impl in enumerate(impls)
+    ]
+    handles += [
+        plt.Line2D([], [], color="#444", ls=s, label=m)
+        for m, s in _METHOD_STYLE.items()
+        if m in set(errors.method)
+    ]
+    fig.legend(
+        handles=handles,
+        loc="upper center",
+        ncol=min(len(handles), 6),
+        fontsize=8,
+        bbox_to_anchor=(0.5, 1.0 + 0.12 / len(dtypes)),
+        frameon=False,
+    )
+    fig.suptitle(
+        f"derivative {derivative}: bits of error (0 = exact; NaN at the top)",
+        y=1.0 + 0.22 / len(dtypes),
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def band_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
+    """Outcome bands: one band per implementation and method, coloured by outcome along the
+    input (the picture of seed 000's figure); rows dtype, columns mode."""
+    from matplotlib.colors import ListedColormap
+
+    dtypes = [d for d in _DTYPE_ORDER if d in set(errors.dtype)]
+    modes = [m for m in _MODE_ORDER if m in set(errors["mode"])]
+    rows = (
+        errors[["implementation", "method"]]
+        .drop_duplicates()
+        .sort_values(["implementation", "method"])
+        .itertuples(index=False)
+    )
+    rows = [tuple(r) for r in rows]
+    code = {o: i for i, o in enumerate(OUTCOMES)}
+    cmap = ListedColormap([COLOURS[o] for o in OUTCOMES])
+    fig, axes = _grid(dtypes, modes, height_per=0.32 * len(rows) + 0.9)
+    for i, dtype in enumerate(dtypes):
+        for j, mode in enumerate(modes):
+            ax = axes[i][j]
+            panel = errors[(errors.dtype == dtype) & (errors["mode"] == mode)]
+            xs = np.sort(panel[x_name].unique())
+            if len(xs) == 0:
+                continue
+            grid = np.full((len(rows), len(xs)), np.nan)
+            where = {x: n for n, x in enumerate(xs)}
+            for r, (impl, method) in enumerate(rows):
+                g = panel[(panel.implementation == impl) & (panel.method == method)]
+                for x, outcome in zip(g[x_name], g["outcome"].astype(str)):
+                    grid[r, where[x]] = code[outcome]
+            edges = _edges(xs)
+            ax.pcolormesh(
+                edges,
+                np.arange(len(rows) + 1),
+                np.ma.masked_invalid(grid),
+                cmap=cmap,
+                vmin=-0.5,
+                vmax=len(OUTCOMES) - 0.5,
+                rasterized=True,
+            )
+            _set_xscale(ax, xs)
+            ax.set_yticks(np.arange(len(rows)) + 0.5)
+            ax.set_yticklabels([f"{a} / {b}" for a, b in rows] if j == 0 else [], fontsize=6)
+            ax.invert_yaxis()
+            ax.set_title(f"{dtype}, {mode}", fontsize=9)
+            if i == len(dtypes) - 1:
+                ax.set_xlabel(x_name, fontsize=8)
+            ax.tick_params(axis="x", labelsize=7)
+    fig.suptitle(f"derivative {derivative}: outcome along the input", fontsize=10)
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def _edges(xs: np.ndarray) -> np.ndarray:
+    """Cell edges around sorted points (geometric midpoints where the sign allows)."""
+    if len(xs) == 1:
+        return np.array([xs[0] * 0.9 if xs[0] else -1, xs[0] * 1.1 if xs[0] else 1])
+    mids = []
+    for a, b in zip(xs[:-1], xs[1:]):
+        mids.append(
+            np.sqrt(a * b)
+            if a > 0 and b > 0
+            else -np.sqrt(a * b)
+            if a < 0 and b < 0
+            else (a + b) / 2
+        )
+    first = xs[0] - (mids[0] - xs[0]) if xs[0] <= 0 else xs[0] ** 2 / mids[0]
+    last = xs[-1] + (xs[-1] - mids[-1]) if xs[-1] <= 0 else xs[-1] ** 2 / mids[-1]
+    return np.array([first, *mids, last])
+
+
+# -- pages ------------------------------------------------------------------------------
+
+
+def _worst(errors: pd.DataFrame, inputs: Sequence[str], n: int = 25) -> pd.DataFrame:
+    judged = errors[~errors.outcome.isin(["ok", "ref_unreliable"])]
+    if judged.empty:
+        return pd.DataFrame()
+    ranked = (
+        judged.assign(_b=judged["bits"].fillna(np.inf))
+        .sort_values("_b", ascending=False, kind="stable")
+        .head(n)
+    )
+    out = pd.DataFrame(
+        {
+            "where": ranked.implementation
+            + " / "
+            + ranked.method
+            + " / "
+            + ranked["mode"]
+            + " / "
+            + ranked.dtype
+            + " / "
+            + ranked.partial.replace("", "f"),
+            "inputs": [", ".join(f"{k}={r[k]:.6g}" for k in inputs) for _, r in ranked.iterrows()],
+            "got": ranked["value"].map(lambda v: f"{v:.8g}"),
+            "wanted": ranked["reference"],
+            "outcome": ranked["outcome"].astype(str),
+            "bits": ranked["bits"],
+            "message": ranked["message"],
+        }
+    )
+    return out
+
+
+def _expectations(case, errors: pd.DataFrame) -> str:
+    if case is None or not case.expectations:
+        return '<p class="muted">The case declares no expectations.</p>'
+    rows = []
+    for e in case.expectations:
+        mask = errors.implementation.isin(e.implementations)
+        for col, allowed in (
+            ("method", e.methods),
+            ("mode", e.modes),
+            ("dtype", e.dtypes),
+            ("order", e.orders),
+        ):
+            if allowed is not None:
+                mask &= errors[col].isin(allowed)
+        if e.partial is not None:
+            mask &= errors.partial == case.label(e.partial)
+        for name, (lo, hi) in e.where.items():
+            mask &= errors[name].between(lo, hi)
+        g = errors[mask & (errors.expected_outcome == e.outcome)]
+        held, broken = int((g.expected == "held").sum()), int((g.expected == "broken").sum())
+        scope = ", ".join(
+            filter(
+                None,
+                [
+                    "/".join(e.implementations),
+                    e.methods and "/".join(e.methods),
+                    e.modes and "/".join(e.modes),
+                    e.dtypes and "/".join(e.dtypes),
+                    e.orders and "order " + "/".join(map(str, e.orders)),
+                    e.partial and "partial " + case.label(e.partial),
+                    *(f"{k} in [{lo:.3g}, {hi:.3g}]" for k, (lo, hi) in e.where.items()),
+                ],
+            )
+        )
+        status = "held" if broken == 0 and held else ("broken" if broken else "no points")
+        rows.append(
+            {
+                "expectation": f"{scope} => {e.outcome}",
+                "reason": e.reason,
+                "held": held,
+                "broken": broken,
+                "status": status,
+            }
+        )
+    return _table(pd.DataFrame(rows), numeric=("held", "broken"))
+
+
+def case_page(case_id: str, errors: pd.DataFrame, summary: pd.DataFrame, case=None) -> str:
+    inputs = [c for c in errors.columns if c not in _NOT_INPUTS]
+    x_name = _axis_input(errors, inputs)
+    title = case.title if case else case_id
+    parts = [f'<p><a href="index.html">&larr; all cases</a></p><h1>{_e(title)}</h1>']
+    if case is not None:
+        parts.append(f"<p><b>Source.</b> {_e(case.source)}</p>")
+        if case.notes:
+            parts.append(f"<p><b>Notes.</b> {_e(case.notes)}</p>")
+        impl_rows = [
+            {
+                "implementation": i.name,
+                "kind": i.kind,
+                "definition": i.registered or i.text,
+                "description": i.description,
+            }
+            for i in case.implementations
+        ]
+        parts.append("<h2>Implementations</h2>" + _table(pd.DataFrame(impl_rows)))
+        parts.append(
+            f"<p>Function: <code>{_e(case.function_text)}</code>; reference: "
+            f"<code>{_e(case.reference.text)}</code> in mpmath, verified.</p>"
+        )
+    counts = errors.outcome.value_counts()
+    parts.append(
+        "<h2>Outcomes</h2>"
+        + _key()
+        + "<p>"
+        + ", ".join(f"<b>{o}</b> {int(counts.get(o, 0))}" for o in OUTCOMES if counts.get(o, 0))
+        + "</p>"
+    )
+    parts.append("<h2>Expectations</h2>" + _expectations(case, errors))
+    for partial in sorted(errors.partial.unique(), key=lambda p: (len(p), p)):
+        label = partial or "f"
+        sub = errors[errors.partial == partial]
+        parts.append(f'<h2 id="d-{_e(label)}">Derivative {_e(label)} (order {len(partial)})</h2>')
+        parts.append(f'<figure class="plot">{band_figure(sub, x_name, label)}</figure>')
+        parts.append(f'<figure class="plot">{bits_figure(sub, x_name, label)}</figure>')
+        dom = summary[(summary.case == case_id) & (summary.partial == partial)]
+        if not dom.empty:
+            table = dom[
+                [
+                    "implementation",
+                    "method",
+                    "mode",
+                    "dtype",
+                    "ok",
+                    "points",
+                    "max_bits",
+                    "stable_domain",
+                ]
+            ]
+            parts.append(
+                f"<details><summary>Stable domain ({len(table)} combinations)"
+                f"</summary>{_table(table, numeric=('ok', 'points', 'max_bits'))}"
+                "</details>"
+            )
+    worst = _worst(errors, inputs)
+    parts.append(
+        "<h2>Worst points</h2>"
+        + (
+            _table(worst, numeric=("bits",))
+            if not worst.empty
+            else "<p>Every judged value is ok.</p>"
+        )
+    )
+    return _page(f"{title} - harness report", "\n".join(parts))
+
+
+_NOT_INPUTS = {
+    "case",
+    "implementation",
+    "method",
+    "mode",
+    "dtype",
+    "order",
+    "partial",
+    "point",
+    "subnormal",
+    "value",
+    "reference",
+    "reference_rounded",
+    "ulps",
+    "bits",
+    "rel_error",
+    "outcome",
+    "expected",
+    "expected_outcome",
+    "expectation_reason",
+    "tolerance_ulps",
+    "tolerance_reason",
+    "message",
+    "seconds",
+}
+
+
+def _matrix(summary: pd.DataFrame) -> str:
+    dtypes = [d for d in _DTYPE_ORDER if d in set(summary.dtype)]
+    orders = sorted(summary.order.unique())
+    head = (
+        "<tr><th>case</th><th>implementation</th>"
+        + "".join(f"<th>{d}<br>order {o}</th>" for d in dtypes for o in orders)
+        + "</tr>"
+    )
+    rows = []
+    for (case, impl), g in summary.groupby(["case", "implementation"], sort=True):
+        cells = []
+        for d in dtypes:
+            for o in orders:
+                c = g[(g.dtype == d) & (g.order == o)]
+                if c.empty:
+                    cells.append("<td></td>")
+                    continue
+                totals = {k: int(c[k].sum()) for k in OUTCOMES}
+                worst = next((k for k in SEVERITY if totals[k]), "ref_unreliable")
+                judged = sum(v for k, v in totals.items() if k != "ref_unreliable")
+                pct = 100 * totals["ok"] / judged if judged else 0
+                light = " light" if worst in ("inaccurate", "ref_unreliable") else ""
+                tip = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
+                cells.append(
+                    f'<td class="cell{light}" style="background:{COLOURS[worst]}" '
+                    f'title="{_e(tip)}">{pct:.0f}%</td>'
+                )
+        rows.append(
+            f'<tr><td><a href="{_e(case)}.html">{_e(case)}</a></td>'
+            f"<td>{_e(impl)}</td>{''.join(cells)}</tr>"
+        )
+    return (
+        f'<table>{head}{"".join(rows)}</table><p class="muted">Each cell: the share of '
+        "judged values that are ok over every method and mode; its colour is the most "
+        "severe outcome present.</p>"
+    )
+
+
+def _findings(summary: pd.DataFrame, limit: int = 60) -> str:
+    keys = ["case", "implementation", "method", "mode", "dtype", "derivative"]
+    bad = [o for o in OUTCOMES if o not in ("ok", "ref_unreliable")]
+
+    def listing(frame: pd.DataFrame, what: str) -> str:
+        if frame.empty:
+            return f'<p class="muted">No {what}.</p>'
+        frame = frame.copy()
+        frame["failures"] = frame[bad].sum(axis=1)
+        frame["outcomes"] = frame.apply(
+            lambda r: ", ".join(f"{o} {int(r[o])}" for o in bad if r[o]), axis=1
+        )
+        shown = frame.sort_values(["failures"], ascending=False).head(limit)
+        more = len(frame) - len(shown)
+        table = _table(shown[[*keys, "points", "outcomes", "worst"]], numeric=("points",))
+        tail = (
+            f'<p class="muted">and {more} more: see <code>results/summary.csv</code>.</p>'
+            if more > 0
+            else ""
+        )
+        return table + tail
+
+    failing = summary[summary[bad].sum(axis=1) > 0]
+    unexpected = failing[failing["unexpected_failures"] > 0]
+    expected = failing[(failing["unexpected_failures"] == 0) & (failing["expected_held"] > 0)]
+    broken = summary[summary["expected_broken"] > 0]
+    return (
+        f"<h3>Unexpected failures ({len(unexpected)} combinations)</h3>"
+        + listing(unexpected, "unexpected failures")
+        + f"<h3>Expected failures ({len(expected)})</h3>"
+        + listing(expected, "expected failures")
+        + f"<h3>Expectations that did not hold ({len(broken)})</h3>"
+        + (
+            _table(broken[[*keys, "expected_held", "expected_broken", "worst"]])
+            if not broken.empty
+            else '<p class="muted">Every expectation held.</p>'
+        )
+    )
+
+
+def index_page(
+    summary: pd.DataFrame,
+    meta: dict,
+    case_meta: dict[str, dict],
+    broken_cases: dict[str, list[str]],
+) -> str:
+    totals = {o: int(summary[o].sum()) for o in OUTCOMES}
+    judged = sum(v for k, v in totals.items() if k != "ref_unreliable")
+    headline = (
+        '<table class="headline"><tr>'
+        f'<td><div class="big">{summary.case.nunique()}</div>cases</td>'
+        f'<td><div class="big">{judged:,}</div>values judged</td>'
+        f'<td><div class="big">{100 * totals["ok"] / max(judged, 1):.1f}%</div>ok</td>'
+        f'<td><div class="big">{int((summary["unexpected_failures"] > 0).sum())}</div>'
+        "combinations with unexpected failures</td>"
+        f'<td><div class="big">{int((summary["expected_broken"] > 0).sum())}</div>'
+        "combinations breaking an expectation</td>"
+        f'<td><div class="big">{len(broken_cases)}</div>case files that do not validate</td>'
+        "</tr></table>"
+    )
+    tf = next((m.get("tensorflow") for m in case_meta.values() if m.get("tensorflow")), {}) or {}
+    first = next(iter(case_meta.values()), {})
+    prov = {
+        "created": meta.get("created"),
+        "git commit": f"{meta.get('git', {}).get('commit')} "
+        f"({'dirty' if meta.get('git', {}).get('dirty') else 'clean'})",
+        "python": meta.get("python"),
+        "platform": meta.get("platform"),
+        "cpu": meta.get("cpu"),
+        "tensorflow": f"{tf.get('tensorflow')} on {', '.join(tf.get('devices', []))}",
+        "grappler options": json.dumps(tf.get("grappler_options")),
+        "packages": ", ".join(f"{k} {v}" for k, v in (meta.get("packages") or {}).items()),
+        "study settings": json.dumps(first.get("selection")),
+        "reference": json.dumps(first.get("reference")),
+        "seed": first.get("seed"),
+    }
+    prov_rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in prov.items())
+    cases = "".join(
+        f'<li><a href="{_e(c)}.html">{_e(c)}</a> <span class="muted">'
+        f"{_e(case_meta.get(c, {}).get('title', ''))}</span></li>"
+        for c in sorted(summary.case.unique())
+    )
+    broken = "".join(
+        f"<li><b>{_e(c)}</b><pre>{_e(chr(10).join(p))}</pre></li>"
+        for c, p in sorted(broken_cases.items())
+    )
+    body = (
+        "<h1>Higher-order derivative study</h1>"
+        + headline
+        + "<h2>Outcome matrix</h2>"
+        + _key()
+        + _matrix(summary)
+        + "<h2>Findings</h2>"
+        + _findings(summary)
+        + "<h2>Cases</h2><ul>"
+        + cases
+        + "</ul>"
+        + (f"<h2>Case files that do not validate</h2><ul>{broken}</ul>" if broken else "")
+        + f"<h2>Provenance</h2><table>{prov_rows}</table>"
+    )
+    return _page("harness report", body)
+
+
+def render_reports(
+    results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
+) -> list[Path]:
+    """Write ``reports/index.html`` and ``reports/<case>.html``; returns the paths."""
+    from .cases import load_case, validate_paths
+
+    results, reports = Path(results), Path(reports)
+    summary = read_table(results / "summary.parquet")
+    meta = read_metadata(results / "summary.parquet")
+    _, problems = validate_paths(sorted(Path(cases).glob("*.yaml")))
+    broken: dict[str, list[str]] = {}
+    for p in problems:
+        broken.setdefault(Path(p.file).stem, []).append(str(p))
+    written = []
+    case_meta = {}
+    for case_id in sorted(summary.case.unique()):
+        path = results / case_id / "errors.parquet"
+        errors = read_table(path)
+        try:
+            case = load_case(Path(cases) / f"{case_id}.yaml")
+        except Exception:  # noqa: BLE001 - the page still renders from the tables
+            case = None
+        case_meta[case_id] = {**read_metadata(path), "title": case.title if case else ""}
+        out = reports / f"{case_id}.html"
+        atomic_write_text(out, case_page(case_id, errors, summary, case))
+        written.append(out)
+    index = reports / "index.html"
+    atomic_write_text(index, index_page(summary, meta, case_meta, broken))
+    return [index, *written]

@@ -1,0 +1,170 @@
+"""Collected summary and HTML reports: stable domains, provenance refusal, and the pages
+opened in real headless Chromium (Debian's, driven by Playwright's Python client)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.collect import ProvenanceMismatch, collect, stable_domain
+from harness.pipeline import Selection, run_case
+from harness.report import render_reports
+from harness.results import read_table, write_table
+
+from .conftest import CASES
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def test_stable_domain_runs_and_unjudged_points():
+    g = pd.DataFrame(
+        {
+            "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0],
+            "outcome": ["ok", "ok", "nan", "ok", "ref_unreliable", "ok", "inf"],
+        }
+    )
+    assert stable_domain(g, ["x"]) == {"x": [[1.0, 2.0], [4.0, 6.0]]}
+    # A grid: a value of x is stable only if every point with that x is ok.
+    grid = pd.DataFrame(
+        {
+            "x": [1, 1, 2, 2, 3, 3],
+            "y": [1, 2, 1, 2, 1, 2],
+            "outcome": ["ok", "ok", "ok", "zero", "ok", "ok"],
+        }
+    )
+    assert stable_domain(grid, ["x", "y"]) == {"x": [[1, 1], [3, 3]], "y": [[1, 1]]}
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    where = tmp_path_factory.mktemp("report")
+    sel = Selection(
+        dtypes=["float32", "float64"],
+        methods=["reverse", "finite_difference"],
+        modes=["eager", "function"],
+        max_points=12,
+    )
+    for case in ("ratio", "softplus"):
+        run_case(CASES / f"{case}.yaml", selection=sel, results=where / "results")
+    summary, meta = collect(sorted((where / "results").glob("*/errors.parquet")))
+    write_table(summary, where / "results" / "summary.parquet", meta)
+    cases = where / "cases"
+    cases.mkdir()
+    for case in ("ratio", "softplus"):
+        shutil.copy(CASES / f"{case}.yaml", cases)
+    (cases / "broken.yaml").write_text("title: [unclosed\n")
+    pages = render_reports(where / "results", where / "reports", cases)
+    return where, summary, pages
+
+
+def test_summary_rows_and_the_ratio_stable_domain(study):
+    _, summary, _ = study
+    keys = ["case", "implementation", "method", "mode", "dtype", "partial"]
+    assert not summary.duplicated(keys).any()
+    row = summary[
+        (summary.case == "ratio")
+        & (summary.implementation == "explicit_square")
+        & (summary.method == "reverse")
+        & (summary["mode"] == "eager")
+        & (summary.dtype == "float32")
+        & (summary.partial == "b")
+    ].iloc[0]
+    ((lo, hi),) = __import__("json").loads(row.stable_domain_json)["a"]
+    # 12 points over 83 decades: the run ends on samples inside [1e-19, 2e19].
+    assert 1e-19 <= lo < 1e-10 and 1e10 < hi <= 2e19
+    assert (
+        row["inf"] > 0 and row["zero"] > 0 and row["unexpected_failures"] < row["inf"] + row["zero"]
+    )
+
+
+def test_collect_refuses_tables_from_different_software(study, tmp_path):
+    where, _, _ = study
+    src = where / "results" / "ratio" / "errors.parquet"
+    from harness.results import read_metadata
+
+    meta = read_metadata(src)
+    other = tmp_path / "other" / "errors.parquet"
+    write_table(read_table(src), other, {**meta, "packages": {**meta["packages"], "numpy": "0.0"}})
+    with pytest.raises(ProvenanceMismatch, match="packages"):
+        collect([src, other])
+
+
+def test_pages_say_the_right_things(study):
+    where, _, pages = study
+    index = (where / "reports" / "index.html").read_text()
+    assert {p.name for p in pages} == {"index.html", "ratio.html", "softplus.html"}
+    for needle in (
+        'href="ratio.html"',
+        'href="softplus.html"',
+        "Outcome matrix",
+        "Unexpected failures",
+        "Expected failures",
+        "did not hold",
+        "Provenance",
+        "broken.yaml:2: (file): YAML syntax error",
+        "tensorflow",
+        "ref_unreliable",
+    ):
+        assert needle in index, needle
+    page = (where / "reports" / "ratio.html").read_text()
+    for needle in (
+        "Ratio -a/b",
+        "seeds/000",
+        "explicit_square",
+        "Stable domain",
+        "Worst points",
+        "Derivative b (order 1)",
+        "held",
+    ):
+        assert needle in page, needle
+    for text in (index, page):
+        assert "http://" not in text.replace("http://www.w3.org", "")
+        assert "https://" not in text and "<script" not in text
+
+
+def test_pages_render_in_chromium_without_errors_or_network(study, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    where, _, _ = study
+    assert Path(CHROMIUM).exists(), "Debian's chromium is needed (make test installs it)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        problems, requests = [], []
+        page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.on("request", lambda r: requests.append(r.url))
+        for name in ("index", "ratio", "softplus"):
+            url = (where / "reports" / f"{name}.html").as_uri()
+            page.goto(url, wait_until="load")
+            sizes = page.eval_on_selector_all(
+                "figure.plot svg",
+                "els => els.map(e => [e.getBoundingClientRect().width, "
+                "e.getBoundingClientRect().height, e.querySelectorAll('*').length])",
+            )
+            if name == "index":
+                assert page.locator("td.cell").count() >= 10
+            else:
+                assert len(sizes) >= 2 * 5  # a band and a bits plot per derivative
+                assert all(w > 100 and h > 100 and n > 20 for w, h, n in sizes), sizes
+                # The rasterised layers are embedded images, present and decoded.
+                assert page.locator("figure.plot svg image").count() >= len(sizes)
+            page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=False)
+        browser.close()
+    assert problems == []
+    assert all(u.startswith(("file://", "data:")) for u in requests), requests
+    assert np.all([(tmp_path / f"{n}.png").stat().st_size > 10000 for n in ("index", "ratio")])
