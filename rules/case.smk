@@ -12,6 +12,8 @@ rule compute_reference:
         study=stage_settings(config, "reference"),
     log:
         "logs/{case}/compute_reference.log",
+    benchmark:
+        "logs/{case}/compute_reference.benchmark.tsv"
     resources:
         mem_mb=1000,
     conda:
@@ -30,6 +32,8 @@ rule evaluate_case:
         study=stage_settings(config, "evaluate"),
     log:
         "logs/{case}/evaluate_case.log",
+    benchmark:
+        "logs/{case}/evaluate_case.benchmark.tsv"
     threads: 1
     resources:
         mem_mb=1500,
@@ -51,6 +55,8 @@ rule compare_case:
         study=stage_settings(config, "compare"),
     log:
         "logs/{case}/compare_case.log",
+    benchmark:
+        "logs/{case}/compare_case.benchmark.tsv"
     resources:
         mem_mb=1000,
     conda:

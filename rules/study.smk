@@ -14,6 +14,8 @@ rule collect_results:
         ),
     log:
         "logs/collect_results.log",
+    benchmark:
+        "logs/collect_results.benchmark.tsv"
     resources:
         mem_mb=1000,
     conda:
@@ -41,6 +43,8 @@ rule render_report:
         ],
     log:
         "logs/render_report.log",
+    benchmark:
+        "logs/render_report.benchmark.tsv"
     resources:
         mem_mb=1500,
     conda:

@@ -49,3 +49,15 @@ def test_readme_quick_start_is_what_ci_runs():
     assert "make study" in readme and "make test" in readme
     assert re.search(r"^make test$", ci, re.M)
     assert "snakemake --cores" in makefile and "pytest" in makefile
+
+
+def test_readme_tutorial_case_validates(tmp_path):
+    from harness.cases import load_case
+
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("Write `cases/swish.yaml`:")
+    block = readme[start:].split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "swish.yaml"
+    path.write_text(block)
+    case = load_case(path)
+    assert [i.name for i in case.implementations] == ["kernel", "with_exp"]

@@ -274,3 +274,10 @@ def test_each_stage_imports_only_its_declared_sources(tmp_path):
         used = set(__import__("json").loads(line.removeprefix("MODULES=")))
         declared = {Path(p).name for p in stage_sources(stage)}
         assert used <= declared, (stage, used - declared)
+
+
+def test_snakemakes_own_report_flags_our_pages(study):
+    where, _ = study
+    _snakemake(where, "--report", "snakemake-report.html")
+    text = (where / "snakemake-report.html").read_text(errors="replace")
+    assert "index.html" in text and "summary.csv" in text
