@@ -37,7 +37,7 @@ from contextlib import ExitStack
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["METHODS", "derivatives", "prefix_closure"]
+__all__ = ["METHODS", "derivatives", "leaves", "prefix_closure"]
 
 Partial = tuple[str, ...]
 Fn = Callable[..., tf.Tensor]
@@ -157,5 +157,25 @@ def derivatives(
 
     Returns a dict partial -> tensor (or ``None`` where the framework gave no
     derivative); it may hold extra prefixes computed on the way.
+
+    The autodiff methods run one nested pass per *chain*: the prefixes of one leaf of the
+    prefix trie (``b, bb, bbb, bbbb`` and ``a, ab`` for the ratio). Nesting every trie
+    node in one pass would stack a tape or accumulator per node, and each level of
+    nesting multiplies the work (forward mode differentiates every tangent computation
+    of the levels inside it): six nested accumulators instead of 4 + 2.
     """
-    return METHODS[method](fn, xs, partials)
+    if method == "finite_difference":
+        return METHODS[method](fn, xs, partials)
+    out: Result = {}
+    for leaf in leaves(partials):
+        chain = [leaf[:k] for k in range(len(leaf) + 1)]
+        for p, value in METHODS[method](fn, xs, chain).items():
+            out.setdefault(p, value)
+    return out
+
+
+def leaves(partials: Sequence[Partial]) -> list[Partial]:
+    """The partials that are no other partial's prefix (``()`` if there are none)."""
+    nodes = prefix_closure(partials)
+    found = [p for p in nodes if not any(q != p and q[: len(p)] == p for q in nodes)]
+    return found or [()]

@@ -261,3 +261,41 @@ def test_nested_custom_gradient_expresses_a_second_order_rule(tmp_path):
         # The rule is not the derivative: the harness says so against 0.19661193.
         assert e.loc[(1.0, "xx"), "outcome"] == "wrong"
         assert e.loc[(1.0, "xx"), "reference"].startswith("0.196611933")
+
+
+def test_mixed_partials_by_every_method_in_separate_chains(tmp_path):
+    from harness.derivatives import leaves
+
+    assert leaves([(), ("b",), ("b", "b"), ("a", "b"), ("a",)]) == [("a", "b"), ("b", "b")]
+    path = _case(
+        tmp_path,
+        "mixed",
+        """\
+        title: mixed partials
+        source: test
+        inputs:
+          a: {values: [1.5, -2.0]}
+          b: {values: [0.5, 3.0]}
+        function: a**2 * b**3
+        derivatives: {partials: [b, bb, bbb, ab, abb, aab]}
+        implementations:
+          poly: {expression: a**2 * b**3}
+        dtypes: [float64]
+        methods: [reverse, forward, forward_over_reverse]
+        modes: [eager, function]
+        """,
+    )
+    errors = _run(path, tmp_path)
+    a, b = errors.a, errors.b
+    exact = {
+        "b": 3 * a**2 * b**2,
+        "bb": 6 * a**2 * b,
+        "bbb": 6 * a**2,
+        "ab": 6 * a * b**2,
+        "abb": 12 * a * b,
+        "aab": 6 * b**2,
+    }
+    for partial, want in exact.items():
+        rows = errors.partial == partial
+        assert np.allclose(errors.value[rows], want[rows], rtol=1e-14), partial
+    assert set(errors.outcome) == {"ok"}
