@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from . import provenance
-from .compare import OUTCOMES
+from .compare import OUTCOMES, input_columns
 from .results import read_metadata, read_table
 from .summary import KEYS, worst_point
 
@@ -176,7 +176,7 @@ def collect(
         errors = read_table(path)
         meta = metas[str(path)]
         case = meta.get("case") or errors["case"].iloc[0]
-        inputs = (inputs_of or {}).get(case) or _inputs_from(errors)
+        inputs = (inputs_of or {}).get(case) or input_columns(errors)
         parts.append(summarise_case(errors, inputs))
         cases[case] = {
             "case_hash": meta.get("case_hash"),
@@ -187,34 +187,3 @@ def collect(
     summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     meta = provenance.collect(stage="collect", cases=cases, merged_from=shared)
     return summary, meta
-
-
-_FIXED = {
-    "case",
-    "implementation",
-    "method",
-    "mode",
-    "dtype",
-    "order",
-    "partial",
-    "point",
-    "subnormal",
-    "value",
-    "reference",
-    "reference_rounded",
-    "ulps",
-    "bits",
-    "rel_error",
-    "outcome",
-    "expected",
-    "expected_outcome",
-    "expectation_reason",
-    "tolerance_ulps",
-    "tolerance_reason",
-    "message",
-    "seconds",
-}
-
-
-def _inputs_from(errors: pd.DataFrame) -> list[str]:
-    return [c for c in errors.columns if c not in _FIXED]

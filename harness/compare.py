@@ -43,11 +43,37 @@ import pandas as pd
 from .cases import Case, Expectation
 from .floats import FORMATS, bits_of_error, ulps_between
 
-__all__ = ["ERROR_COLUMNS", "OUTCOMES", "compare", "judge"]
+__all__ = ["ERROR_COLUMNS", "OUTCOMES", "compare", "input_columns", "judge"]
 
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
 
 ERROR_COLUMNS = ["case", "implementation", "method", "mode", "dtype", "order", "partial"]
+
+# The errors table: these columns, with the case's inputs between the two groups.
+_BEFORE_INPUTS = (*ERROR_COLUMNS, "point")
+_AFTER_INPUTS = (
+    "subnormal",
+    "value",
+    "reference",
+    "reference_rounded",
+    "ulps",
+    "bits",
+    "rel_error",
+    "outcome",
+    "expected",
+    "expected_outcome",
+    "expectation_reason",
+    "tolerance_ulps",
+    "tolerance_reason",
+    "message",
+    "seconds",
+)
+
+
+def input_columns(errors: pd.DataFrame) -> list[str]:
+    """The case's input columns of an errors table, in declaration order."""
+    fixed = {*_BEFORE_INPUTS, *_AFTER_INPUTS}
+    return [c for c in errors.columns if c not in fixed]
 
 
 def _relative_error(value: np.ndarray, mantissa: np.ndarray, exponent: np.ndarray) -> np.ndarray:
@@ -192,32 +218,7 @@ def compare(
         np.where(covered, "unjudged", ""),
     )
     out.insert(0, "case", case.id)
-    columns = [
-        "case",
-        "implementation",
-        "method",
-        "mode",
-        "dtype",
-        "order",
-        "partial",
-        "point",
-        *names,
-        "subnormal",
-        "value",
-        "reference",
-        "reference_rounded",
-        "ulps",
-        "bits",
-        "rel_error",
-        "outcome",
-        "expected",
-        "expected_outcome",
-        "expectation_reason",
-        "tolerance_ulps",
-        "tolerance_reason",
-        "message",
-        "seconds",
-    ]
+    columns = [*_BEFORE_INPUTS, *names, *_AFTER_INPUTS]
     out = (
         out[columns]
         .sort_values(

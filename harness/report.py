@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .compare import OUTCOMES
+from .compare import OUTCOMES, input_columns
 from .results import atomic_write_text, read_metadata, read_table
 
 __all__ = ["COLOURS", "render_reports"]
@@ -389,7 +389,7 @@ def _expectations(case, errors: pd.DataFrame) -> str:
 
 
 def case_page(case_id: str, errors: pd.DataFrame, summary: pd.DataFrame, case=None) -> str:
-    inputs = [c for c in errors.columns if c not in _NOT_INPUTS]
+    inputs = input_columns(errors)
     x_name = _axis_input(errors, inputs)
     title = case.title if case else case_id
     parts = [f'<p><a href="index.html">&larr; all cases</a></p><h1>{_e(title)}</h1>']
@@ -455,33 +455,6 @@ def case_page(case_id: str, errors: pd.DataFrame, summary: pd.DataFrame, case=No
         )
     )
     return _page(f"{title} - harness report", "\n".join(parts))
-
-
-_NOT_INPUTS = {
-    "case",
-    "implementation",
-    "method",
-    "mode",
-    "dtype",
-    "order",
-    "partial",
-    "point",
-    "subnormal",
-    "value",
-    "reference",
-    "reference_rounded",
-    "ulps",
-    "bits",
-    "rel_error",
-    "outcome",
-    "expected",
-    "expected_outcome",
-    "expectation_reason",
-    "tolerance_ulps",
-    "tolerance_reason",
-    "message",
-    "seconds",
-}
 
 
 def _matrix(summary: pd.DataFrame) -> str:
