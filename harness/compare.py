@@ -43,7 +43,7 @@ import pandas as pd
 from .cases import Case, Expectation
 from .floats import FORMATS, bits_of_error, ulps_between
 
-__all__ = ["ERROR_COLUMNS", "OUTCOMES", "compare", "input_columns", "judge"]
+__all__ = ["ERROR_COLUMNS", "OUTCOMES", "compare", "covers", "input_columns", "judge"]
 
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
 
@@ -131,7 +131,8 @@ def judge(
     return {"ulps": ulps, "bits": bits, "rel_error": rel, "outcome": outcome}
 
 
-def _covers(e: Expectation, frame: pd.DataFrame, case: Case) -> np.ndarray:
+def covers(e: Expectation, frame: pd.DataFrame, case: Case) -> np.ndarray:
+    """Rows of ``frame`` (errors or evaluations) that expectation ``e`` covers."""
     mask = frame["implementation"].isin(e.implementations).to_numpy().copy()
     for column, allowed in (
         ("method", e.methods),
@@ -207,7 +208,7 @@ def compare(
     out["expected_outcome"] = ""
     out["expectation_reason"] = ""
     for e in case.expectations:
-        mask = _covers(e, out, case)
+        mask = covers(e, out, case)
         out.loc[mask, "expected_outcome"] = e.outcome
         out.loc[mask, "expectation_reason"] = e.reason
     covered = out["expected_outcome"] != ""

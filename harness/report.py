@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .compare import OUTCOMES, input_columns
+from .compare import OUTCOMES, covers, input_columns
 from .results import atomic_write_text, read_metadata, read_table
 
 __all__ = ["COLOURS", "render_reports"]
@@ -346,19 +346,7 @@ def _expectations(case, errors: pd.DataFrame) -> str:
         return '<p class="muted">The case declares no expectations.</p>'
     rows = []
     for e in case.expectations:
-        mask = errors.implementation.isin(e.implementations)
-        for col, allowed in (
-            ("method", e.methods),
-            ("mode", e.modes),
-            ("dtype", e.dtypes),
-            ("order", e.orders),
-        ):
-            if allowed is not None:
-                mask &= errors[col].isin(allowed)
-        if e.partial is not None:
-            mask &= errors.partial == case.label(e.partial)
-        for name, (lo, hi) in e.where.items():
-            mask &= errors[name].between(lo, hi)
+        mask = covers(e, errors, case)
         g = errors[mask & (errors.expected_outcome == e.outcome)]
         held, broken = int((g.expected == "held").sum()), int((g.expected == "broken").sum())
         scope = ", ".join(
