@@ -21,7 +21,7 @@ import jsonschema
 
 from . import expressions as ex
 from . import registry
-from .case_schema import CASE_SCHEMA, DTYPES, MAX_ORDER, METHODS, MODES
+from .case_schema import CASE_SCHEMA, MAX_ORDER
 from .yaml_lines import Located, YamlProblem, load
 
 __all__ = [
@@ -882,7 +882,3 @@ def _describe(value: Any) -> str:
     if isinstance(value, str):
         return f"a string ({value!r})"
     return f"{type(value).__name__} {value!r}"
-
-
-# Referenced by the CLI and the docs.
-KNOWN = {"dtypes": DTYPES, "methods": METHODS, "modes": MODES}

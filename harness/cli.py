@@ -235,9 +235,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _print_summary(prep, errors) -> None:
-    from .summary import combination_summary, format_summary
+    from .collect import summarise_case
+    from .summary import format_summary
 
-    summary = combination_summary(errors, list(prep.case.input_names))
+    summary = summarise_case(errors, list(prep.case.input_names), domains=False)
     print(format_summary(summary))
     counts = errors["outcome"].value_counts()
     total = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
@@ -264,15 +265,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .pipeline import compare_stage, evaluate_stage, reference_stage
+    from .pipeline import run_stages
 
     prep = _prepare(args)
     if prep is None:
         return EXIT_INVALID
-    progress = _Progress()
-    reference = reference_stage(prep, args.results, not args.no_cache, progress)
-    evaluations = evaluate_stage(prep, args.results, progress)
-    errors = compare_stage(prep, args.results, reference, evaluations)
+    errors = run_stages(prep, args.results, not args.no_cache, _Progress())
     _print_summary(prep, errors)
     return 0
 

@@ -32,7 +32,7 @@ import pandas as pd
 from . import provenance
 from .compare import OUTCOMES, input_columns
 from .results import read_metadata, read_table
-from .summary import KEYS, worst_point
+from .summary import KEYS, ranked_failures, worst_point
 
 __all__ = ["ProvenanceMismatch", "collect", "stable_domain"]
 
@@ -96,26 +96,28 @@ def _free_inputs(errors: pd.DataFrame, inputs: Sequence[str]) -> list[str]:
     return free or list(inputs[:1])
 
 
-def summarise_case(errors: pd.DataFrame, inputs: Sequence[str]) -> pd.DataFrame:
-    """Summary rows of one case's errors table."""
+def summarise_case(
+    errors: pd.DataFrame, inputs: Sequence[str], domains: bool = True
+) -> pd.DataFrame:
+    """Summary rows of one case's errors table (``domains=False``: skip the stable
+    domains, the slow part, for a terminal summary)."""
     free = _free_inputs(errors, inputs)
     rows = []
     for key, group in errors.groupby(KEYS, sort=True, observed=True):
         counts = group["outcome"].value_counts()
         judged = group[group["outcome"] != "ref_unreliable"]
         bits = judged["bits"]
-        bad = judged[judged["outcome"] != "ok"]
+        bad = ranked_failures(group)
         worst = {}
         if not bad.empty:
-            order = bad.assign(_r=np.where(bad["bits"].isna(), np.inf, bad["bits"]))
-            w = order.sort_values("_r", ascending=False, kind="stable").iloc[0]
+            w = bad.iloc[0]
             worst = {
                 "worst_inputs": json.dumps({n: float(w[n]) for n in inputs}),
                 "worst_got": float(w["value"]),
                 "worst_wanted": w["reference"],
                 "worst_outcome": str(w["outcome"]),
             }
-        domain = stable_domain(group, free)
+        domain = stable_domain(group, free) if domains else {}
         rows.append(
             {
                 "case": group["case"].iloc[0],
@@ -139,8 +141,8 @@ def summarise_case(errors: pd.DataFrame, inputs: Sequence[str]) -> pd.DataFrame:
                 "worst_wanted": worst.get("worst_wanted", ""),
                 "worst_outcome": worst.get("worst_outcome", ""),
                 "worst": worst_point(group, list(inputs)),
-                "stable_domain": domain_text(domain),
-                "stable_domain_json": json.dumps(domain),
+                "stable_domain": domain_text(domain) if domains else "",
+                "stable_domain_json": json.dumps(domain) if domains else "",
             }
         )
     return pd.DataFrame(rows)

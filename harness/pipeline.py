@@ -25,7 +25,14 @@ from .config import Settings, StudyConfig, load_config, settings_for
 from .points import generate, represent
 from .results import read_metadata, read_table, write_table
 
-__all__ = ["Selection", "compare_stage", "evaluate_stage", "reference_stage", "run_case"]
+__all__ = [
+    "Selection",
+    "compare_stage",
+    "evaluate_stage",
+    "reference_stage",
+    "run_case",
+    "run_stages",
+]
 
 Progress = Callable[[str, int, int], None]
 
@@ -207,7 +214,16 @@ def run_case(
     progress: Progress | None = None,
 ) -> pd.DataFrame:
     """All three stages of one case in this process; returns the errors table."""
-    prep = prepare(case_path, config, selection)
+    return run_stages(prepare(case_path, config, selection), results, cache, progress)
+
+
+def run_stages(
+    prep: Prepared,
+    results: str | Path = "results",
+    cache: bool = True,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
+    """Reference, evaluation and comparison of a prepared case; returns the errors table."""
     reference = reference_stage(prep, results, cache, progress)
     evaluations = evaluate_stage(prep, results, progress)
     return compare_stage(prep, results, reference, evaluations)

@@ -26,6 +26,7 @@ import pandas as pd
 
 from .compare import OUTCOMES, covers, input_columns
 from .results import atomic_write_text, read_metadata, read_table
+from .summary import ranked_failures
 
 __all__ = ["COLOURS", "render_reports"]
 
@@ -311,14 +312,9 @@ def _edges(xs: np.ndarray) -> np.ndarray:
 
 
 def _worst(errors: pd.DataFrame, inputs: Sequence[str], n: int = 25) -> pd.DataFrame:
-    judged = errors[~errors.outcome.isin(["ok", "ref_unreliable"])]
-    if judged.empty:
+    ranked = ranked_failures(errors).head(n)
+    if ranked.empty:
         return pd.DataFrame()
-    ranked = (
-        judged.assign(_b=judged["bits"].fillna(np.inf))
-        .sort_values("_b", ascending=False, kind="stable")
-        .head(n)
-    )
     out = pd.DataFrame(
         {
             "where": ranked.implementation

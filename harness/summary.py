@@ -1,4 +1,5 @@
-"""Summaries of an errors table: counts per outcome and the worst point per combination."""
+"""The worst failures of an errors table, and the terminal table of a case's summary
+(the summary rows themselves are :func:`harness.collect.summarise_case`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pandas as pd
 
 from .compare import OUTCOMES
 
-__all__ = ["combination_summary", "format_summary", "worst_point"]
+__all__ = ["format_summary", "ranked_failures", "worst_point"]
 
 KEYS = ["implementation", "method", "mode", "dtype", "order", "partial"]
 _SHORT = {
@@ -23,15 +24,20 @@ _SHORT = {
 }
 
 
+def ranked_failures(frame: pd.DataFrame) -> pd.DataFrame:
+    """Judged rows that are not ``ok``, worst first: failures without a number (error,
+    missing, NaN) first, then by bits of error."""
+    bad = frame[~frame["outcome"].isin(["ok", "ref_unreliable"])]
+    rank = np.where(bad["bits"].isna(), np.inf, bad["bits"])
+    return bad.iloc[np.argsort(-rank, kind="stable")]
+
+
 def worst_point(group: pd.DataFrame, inputs: list[str]) -> str:
-    """``inputs => got != wanted (error)`` for the row with the most bits of error."""
-    judged = group[group["outcome"] != "ref_unreliable"]
-    bad = judged[judged["outcome"] != "ok"]
+    """``inputs => got != wanted (error)`` for the worst row of ``group``."""
+    bad = ranked_failures(group)
     if bad.empty:
         return ""
-    # Failures without a number (error, missing) rank first, then by bits of error.
-    order = bad.assign(_rank=np.where(bad["bits"].isna(), np.inf, bad["bits"]))
-    row = order.sort_values("_rank", ascending=False, kind="stable").iloc[0]
+    row = bad.iloc[0]
     where = ", ".join(f"{n}={row[n]:.6g}" for n in inputs)
     if row["outcome"] in ("error", "missing"):
         return f"{where} => {row['outcome']}: {row['message']}"
@@ -39,26 +45,6 @@ def worst_point(group: pd.DataFrame, inputs: list[str]) -> str:
         f"{where} => {row['value']:.8g} != {row['reference_rounded']:.8g} "
         f"({row['outcome']}, {row['bits']:.1f} bits)"
     )
-
-
-def combination_summary(errors: pd.DataFrame, inputs: list[str]) -> pd.DataFrame:
-    """One row per (implementation, method, mode, dtype, order, partial)."""
-    rows = []
-    for key, group in errors.groupby(KEYS, sort=False, observed=True):
-        counts = group["outcome"].value_counts()
-        judged = group[group["outcome"] != "ref_unreliable"]["bits"]
-        rows.append(
-            {
-                **dict(zip(KEYS, key)),
-                "points": len(group),
-                **{o: int(counts.get(o, 0)) for o in OUTCOMES},
-                "median_bits": float(judged.median()) if judged.notna().any() else np.nan,
-                "max_bits": float(judged.max()) if judged.notna().any() else np.nan,
-                "expected_broken": int((group["expected"] == "broken").sum()),
-                "worst": worst_point(group, inputs),
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def format_summary(summary: pd.DataFrame) -> str:

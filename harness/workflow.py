@@ -42,7 +42,7 @@ _COMMON = (
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "reference": ("reference.py", "jets.py"),
     "evaluate": ("evaluate.py", "derivatives.py", "tf_backend.py", "builtin_implementations.py"),
-    "compare": ("compare.py", "summary.py"),
+    "compare": ("compare.py", "summary.py", "collect.py"),
     "collect": ("collect.py", "compare.py", "summary.py"),
     "report": ("report.py", "collect.py", "compare.py", "summary.py"),
 }

@@ -3,6 +3,7 @@ isolation, interrupted runs. Real Snakemake, real TensorFlow, in a copy of the r
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -58,6 +59,18 @@ def _snakemake(where: Path, *args: str, check: bool = True, **kw) -> subprocess.
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
+
+
+@contextlib.contextmanager
+def _edited(path: Path, edit):
+    """Apply ``edit(text) -> text`` to ``path``; restore its text and times afterwards."""
+    original, stat = path.read_text(), path.stat()
+    try:
+        path.write_text(edit(original))
+        yield
+    finally:
+        path.write_text(original)
+        os.utime(path, (stat.st_atime, stat.st_mtime))
 
 
 def _planned(where: Path, *args: str) -> dict[str, int]:
@@ -125,10 +138,7 @@ def test_a_noop_rerun_runs_nothing(study):
 def test_editing_a_case_reruns_only_that_case(study):
     where, _ = study
     path = where / "cases" / "ratio.yaml"
-    original = path.read_text()
-    stat = path.stat()
-    try:
-        path.write_text(original.replace("notes: >-", "notes: >-\n  Edited.", 1))
+    with _edited(path, lambda t: t.replace("notes: >-", "notes: >-\n  Edited.", 1)):
         assert _planned(where) == {
             "compute_reference": 1,
             "evaluate_case": 1,
@@ -139,30 +149,20 @@ def test_editing_a_case_reruns_only_that_case(study):
         }
         assert "case=ratio" in _snakemake(where, "-n").stdout
         assert "case=softplus" not in _snakemake(where, "-n").stdout
-    finally:
-        path.write_text(original)
-        os.utime(path, (stat.st_atime, stat.st_mtime))
 
 
 def test_editing_tensorflow_code_reruns_evaluations_not_references(study):
     where, _ = study
-    path = where / "harness" / "derivatives.py"
-    original = path.read_text()
-    stat = path.stat()
-    try:
-        path.write_text(original + "\n# edited\n")
+
+    def append(text: str) -> str:
+        return text + "\n# edited\n"
+
+    with _edited(where / "harness" / "derivatives.py", append):
         plan = _planned(where)
         assert plan["evaluate_case"] == 2 and plan["compare_case"] == 2
         assert "compute_reference" not in plan
-        ref = where / "harness" / "jets.py"
-        ref_stat = ref.stat()
-        ref.write_text(ref.read_text() + "\n# edited\n")
+    with _edited(where / "harness" / "jets.py", append):
         assert _planned(where)["compute_reference"] == 2
-    finally:
-        path.write_text(original)
-        os.utime(path, (stat.st_atime, stat.st_mtime))
-        ref.write_text(ref.read_text().removesuffix("\n# edited\n"))
-        os.utime(ref, (ref_stat.st_atime, ref_stat.st_mtime))
     assert "Nothing to be done" in _snakemake(where, "-n").stdout
 
 
@@ -233,6 +233,8 @@ def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):
     time.sleep(1.5)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    # The kill must have caught the study unfinished, or this test shows nothing.
+    assert not (where / "reports" / "index.html").exists()
     # kill -9 gives Snakemake no chance to clean up: only atomic writes keep every file
     # that exists whole. (Snakemake keeps its lock after a kill -9; --unlock clears it,
     # and the profile's rerun-incomplete reruns the interrupted jobs.)
