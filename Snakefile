@@ -2,7 +2,13 @@
 # collected summary and the HTML report. Rules are wiring; the logic lives in the harness package.
 from snakemake.utils import min_version
 
-from harness.workflow import check_config, discover_cases, stage_settings, stage_sources
+from harness.workflow import (
+    check_config,
+    discover_cases,
+    evaluate_mem_mb,
+    stage_settings,
+    stage_sources,
+)
 
 min_version("8.0")
 

@@ -23,6 +23,7 @@ __all__ = [
 ]
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
+NESTED_PATTERNS = ("nested_function", "decorated_grad_fn")
 METHODS = ("reverse", "forward", "forward_over_reverse", "finite_difference")
 MODES = ("eager", "function", "xla")
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
@@ -132,9 +133,45 @@ _RULE = {
     "`expression` and its own custom gradient (the nested second-order pattern).",
     "anyOf": [
         _TEXT,
-        _obj({"expression": _TEXT, "gradient": _GRADIENT}, ["expression", "gradient"]),
+        _obj(
+            {
+                "expression": _TEXT,
+                "gradient": _GRADIENT,
+                "pattern": {
+                    "enum": list(NESTED_PATTERNS),
+                    "description": "How the nested rule is written in TensorFlow: "
+                    "`nested_function` (default), the documented `first_order_custom(x)` "
+                    "whose own gradient is the second-order rule; `decorated_grad_fn`, "
+                    "TensorFlow issue #34503: the gradient function itself decorated with "
+                    "tf.custom_gradient as a function of dy, x captured from the enclosing "
+                    "scope (the rule for x has no input to attach to).",
+                },
+            },
+            ["expression", "gradient"],
+        ),
     ],
 }
+
+_FUNCTION = _obj(
+    {
+        "args": {
+            "type": "array",
+            "items": {"type": "string", "pattern": _NAME},
+            "minItems": 1,
+            "uniqueItems": True,
+            "description": "Its parameters (names local to the function).",
+        },
+        "expression": {**_TEXT, "description": "Its value, in its parameters."},
+        "gradient": {
+            **_GRADIENT,
+            "description": "Optional custom gradient: for each parameter, its vector-Jacobian "
+            "product in the parameters and `dy` (nestable as in implementations).",
+        },
+        "description": _TEXT,
+    },
+    ["args", "expression"],
+    description="A function the case's expressions may call, e.g. foo(foo(foo(x))).",
+)
 
 _IMPLEMENTATION = _obj(
     {
@@ -148,6 +185,47 @@ _IMPLEMENTATION = _obj(
         "description": _TEXT,
     },
     description="Exactly one of `expression` (optionally with `gradient`) or `registered`.",
+)
+
+_MAX_ORDER_FIELD = {
+    "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": MAX_ORDER},
+        {
+            "type": "object",
+            "propertyNames": {"enum": list(METHODS)},
+            "additionalProperties": {"type": "integer", "minimum": 0, "maximum": MAX_ORDER},
+            "minProperties": 1,
+        },
+    ],
+    "description": "Highest order computed: one number for every method, or per method "
+    "(methods not named keep every order).",
+}
+
+
+def _narrowing(description: str) -> dict[str, Any]:
+    """What the ``quick`` setting narrows (each list is intersected with the wider one)."""
+    lists = {
+        "dtypes": {"enum": list(DTYPES)},
+        "methods": {"enum": list(METHODS)},
+        "modes": {"enum": list(MODES)},
+    }
+    return _obj(
+        {
+            **{
+                k: {"type": "array", "items": v, "minItems": 1, "uniqueItems": True}
+                for k, v in lists.items()
+            },
+            "max_points": {"type": "integer", "minimum": 1},
+            "max_order": _MAX_ORDER_FIELD,
+        },
+        minProperties=1,
+        description=description,
+    )
+
+
+_QUICK = _narrowing(
+    "What the `quick` setting (the default study) runs of this case: narrows the study's "
+    "quick lists further; the `full` setting ignores it."
 )
 
 _SELECTOR_ENUM = lambda values: _one_or_many({"enum": list(values)})  # noqa: E731
@@ -227,6 +305,15 @@ CASE_SCHEMA: dict[str, Any] = {
                 "minItems": 1,
                 "uniqueItems": True,
             },
+            "quick": _QUICK,
+            "functions": {
+                "type": "object",
+                "propertyNames": {"pattern": _NAME},
+                "additionalProperties": _FUNCTION,
+                "minProperties": 1,
+                "description": "Functions of the case, callable in `function`, implementations "
+                "and the reference; with a `gradient`, each is a tf.custom_gradient function.",
+            },
             "expectations": {
                 "type": "array",
                 "items": _obj(
@@ -296,6 +383,12 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "methods": CASE_SCHEMA["properties"]["methods"],
             "modes": CASE_SCHEMA["properties"]["modes"],
             "max_points": {"type": ["integer", "null"], "minimum": 1},
+            "setting": {
+                "enum": ["quick", "full"],
+                "description": "`full` runs the lists above; `quick` narrows them by the "
+                "`quick` block here and each case's own `quick` block.",
+            },
+            "quick": _narrowing("What the `quick` setting keeps of the lists above."),
             "tolerances": _obj(
                 {d: _TOLERANCE_ROW for d in DTYPES},
                 list(DTYPES),

@@ -21,14 +21,16 @@ import jsonschema
 
 from . import expressions as ex
 from . import registry
-from .case_schema import CASE_SCHEMA, MAX_ORDER
+from .case_schema import CASE_SCHEMA, MAX_ORDER, METHODS
 from .yaml_lines import Located, YamlProblem, load
 
 __all__ = [
     "Case",
     "CaseError",
     "Expectation",
+    "CaseFunction",
     "Implementation",
+    "Narrowing",
     "InputSpec",
     "Partial",
     "Problem",
@@ -81,6 +83,23 @@ class InputSpec:
 class NestedRule:
     expression: ex.Node
     gradient: dict[str, Rule]
+    pattern: str = "nested_function"  # or "decorated_grad_fn" (TensorFlow issue #34503)
+
+
+@dataclass(frozen=True)
+class CaseFunction:
+    """A function of the case's ``functions:`` block, callable in its expressions.
+
+    With ``gradient`` it is a ``tf.custom_gradient`` function in TensorFlow (rules in
+    its parameters and ``dy``, nestable as in implementations); the mpmath reference
+    inlines its ``expression`` (a custom gradient does not change the mathematics).
+    """
+
+    name: str
+    params: tuple[str, ...]
+    expression: ex.Node
+    gradient: dict[str, Rule] | None = None
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -106,6 +125,37 @@ class ReferenceSpec:
     derivatives: dict[Partial, ex.Node] = field(default_factory=dict)
     registered: str | None = None
     precision: int | None = None
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """A ``quick`` block (of a case or of the study settings): what the quick setting keeps.
+
+    Lists narrow by intersection, ``max_points`` and ``max_order`` by the minimum;
+    ``max_order`` maps a method to its highest order (methods not named keep all).
+    """
+
+    dtypes: tuple[str, ...] | None = None
+    methods: tuple[str, ...] | None = None
+    modes: tuple[str, ...] | None = None
+    max_points: int | None = None
+    max_order: tuple[tuple[str, int], ...] | None = None
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any] | None) -> Narrowing | None:
+        """From validated data (the schema has checked every field)."""
+        if not data:
+            return None
+        order = data.get("max_order")
+        if isinstance(order, int):
+            order = {m: order for m in METHODS}
+        return cls(
+            dtypes=tuple(data["dtypes"]) if "dtypes" in data else None,
+            methods=tuple(data["methods"]) if "methods" in data else None,
+            modes=tuple(data["modes"]) if "modes" in data else None,
+            max_points=data.get("max_points"),
+            max_order=tuple(sorted(order.items())) if order else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -147,9 +197,11 @@ class Case:
     dtypes: tuple[str, ...] | None
     methods: tuple[str, ...] | None
     modes: tuple[str, ...] | None
+    quick: Narrowing | None
     expectations: tuple[Expectation, ...]
     tolerances: tuple[Tolerance, ...]
     raw: dict[str, Any]
+    functions: tuple[CaseFunction, ...] = ()
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -275,6 +327,9 @@ class _Checker:
         self.problems: list[Problem] = []
         self.broken: set[tuple] = set()  # paths with structural problems
         self.unloaded: set[tuple] = set()  # paths whose YAML could not be read as data
+        # The case's own functions (``functions:``): arity for the parser, bodies to inline.
+        self.arity: dict[str, int] = {}
+        self.bodies: dict[str, tuple[tuple[str, ...], ex.Node]] = {}
 
     def add(self, path: Sequence[str | int], message: str, hint: str = "") -> None:
         text = f"{message} (hint: {hint})" if hint else message
@@ -404,6 +459,7 @@ class _Checker:
     # entry does not hide the problems of its neighbours.
     def _semantics(self, data: dict[str, Any]) -> Case | None:
         names = _input_names(data)
+        functions = self._functions(data, names)
         inputs = self._inputs(data, names)
         function = self._expr(("function",), data.get("function"), names)
         partials = self._partials(data, names)
@@ -411,7 +467,14 @@ class _Checker:
         reference = self._reference(data, names, function)
         expectations = self._expectations(data, names)
         tolerances = self._tolerances(data)
-        if self.problems or None in (inputs, function, partials, implementations, reference):
+        if self.problems or None in (
+            inputs,
+            function,
+            partials,
+            implementations,
+            reference,
+            functions,
+        ):
             return None
         return Case(
             id=self.case_id,
@@ -428,19 +491,57 @@ class _Checker:
             dtypes=tuple(data["dtypes"]) if "dtypes" in data else None,
             methods=tuple(data["methods"]) if "methods" in data else None,
             modes=tuple(data["modes"]) if "modes" in data else None,
+            quick=Narrowing.from_data(data.get("quick")),
             expectations=tuple(expectations or ()),
             tolerances=tuple(tolerances or ()),
             raw=data,
+            functions=tuple(functions or ()),
         )
 
     def _expr(self, path: tuple, text: Any, names: frozenset[str] | None) -> ex.Node | None:
         if names is None or not self.ok(*path) or text is None:
             return None
         try:
-            return ex.parse(text, names)
+            return ex.parse(text, names, self.arity)
         except ex.ExpressionError as exc:
             self.add(path, f"{exc} in {text!r}")
             return None
+
+    def _functions(
+        self, data: dict[str, Any], names: frozenset[str] | None
+    ) -> list[CaseFunction] | None:
+        """The ``functions:`` block, in file order: each body may call the ones before it."""
+        specs = data.get("functions", {})
+        if not isinstance(specs, dict) or not self.intact("functions"):
+            return None
+        out, ok = [], True
+        for name, spec in specs.items():
+            path = ("functions", name)
+            if not self.ok(*path):
+                ok = False
+                continue
+            params = tuple(spec["args"])
+            if name in _RESERVED or (names is not None and name in names):
+                self.add(path, f"function name {name!r} is already taken (an input or built-in)")
+                ok = False
+                continue
+            bad = [p for p in params if p in _RESERVED]
+            if bad:
+                self.add((*path, "args"), f"{bad[0]!r} is reserved and cannot be an argument")
+                ok = False
+                continue
+            local = frozenset(params)
+            body = self._expr((*path, "expression"), spec["expression"], local)
+            gradient = None
+            if "gradient" in spec:
+                gradient = self._gradient((*path, "gradient"), spec["gradient"], local)
+            if body is None or ("gradient" in spec and gradient is None):
+                ok = False
+                continue
+            self.arity[name] = len(params)
+            self.bodies[name] = (params, body)
+            out.append(CaseFunction(name, params, body, gradient, spec.get("description", "")))
+        return out if ok else None
 
     def _inputs(self, data: dict[str, Any], names: frozenset[str] | None) -> list[InputSpec] | None:
         if names is None:
@@ -593,7 +694,7 @@ class _Checker:
         gradient = self._gradient((*path, "gradient"), value["gradient"], names)
         if expression is None or gradient is None:
             return None
-        return NestedRule(expression, gradient)
+        return NestedRule(expression, gradient, value.get("pattern", "nested_function"))
 
     def _gradient(self, path: tuple, value: dict, names: frozenset[str]) -> dict[str, Rule] | None:
         out: dict[str, Rule] = {}
@@ -739,6 +840,9 @@ class _Checker:
                 closed[p] = e
         if not ok or expression is None:
             return None
+        # mpmath sees the mathematics: calls of case functions become their bodies.
+        expression = ex.inline(expression, self.bodies)
+        closed = {p: ex.inline(e, self.bodies) for p, e in closed.items()}
         return ReferenceSpec(
             expression, text, closed, spec.get("registered"), spec.get("precision")
         )

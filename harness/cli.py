@@ -66,6 +66,12 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
         "--points", type=int, metavar="N", help="thin each swept input to at most N values"
     )
     p.add_argument(
+        "--setting",
+        choices=("quick", "full"),
+        help="quick: what the default study runs (each case's quick block); full: everything "
+        "(default: the config's setting)",
+    )
+    p.add_argument(
         "--study",
         metavar="JSON",
         help="study settings as a JSON object, on top of --config (the workflow passes each "
@@ -123,6 +129,8 @@ def _prepare(args: argparse.Namespace):
         return None
     try:
         overrides = _study_json(args.study)
+        if args.setting:
+            overrides = {**(overrides or {}), "setting": args.setting}
         config = load_config(args.config, overrides)
         selection = Selection(args.dtypes, args.methods, args.modes, args.orders, args.points)
         prep = prepare(args.case, config, selection)
@@ -264,6 +272,55 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_trace(args: argparse.Namespace) -> int:
+    from .cases import CaseError, load_case
+
+    try:
+        case = load_case(args.case)
+    except CaseError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    point = {}
+    for item in args.at:
+        name, _, value = item.partition("=")
+        try:
+            point[name.strip()] = float(value)
+        except ValueError:
+            print(f"harness trace: --at {item!r}: expected NAME=NUMBER", file=sys.stderr)
+            return 2
+    unknown = sorted(set(point) - set(case.input_names))
+    if unknown:
+        print(
+            f"harness trace: --at: {case.id} has no input {unknown[0]!r}; inputs: "
+            + ", ".join(case.input_names),
+            file=sys.stderr,
+        )
+        return 2
+    from .gradient_trace import trace_gradients  # TensorFlow starts here
+
+    try:
+        trace = trace_gradients(case, args.implementation, point, args.dtype)
+    except KeyError as exc:
+        print(f"harness trace: {exc.args[0]}", file=sys.stderr)
+        return 2
+    for call in trace.calls:
+        inputs = " ".join(f"{k}={_scalar(v)}" for k, v in call.inputs.items())
+        out = " ".join(f"d{k}={_scalar(v)}" for k, v in call.downstream.items())
+        print(f"{call.function}: {inputs}  upstream={_scalar(call.upstream)}  downstream: {out}")
+    if not trace.calls:
+        print("(no custom gradient was called)")
+    print("gradient: " + " ".join(f"d/d{k}={v}" for k, v in trace.gradient.items()))
+    return 0
+
+
+def _scalar(value) -> str:
+    import numpy as np
+
+    if value is None:
+        return "None"
+    return f"{np.asarray(value).reshape(-1)[0]:.9g}"
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .pipeline import run_stages
 
@@ -310,6 +367,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="judge evaluations against the reference")
     _add_selection(p)
     p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser(
+        "trace",
+        help="the upstream gradient each custom gradient receives, at one point (seed 003)",
+    )
+    p.add_argument("case", help="the case file (cases/NAME.yaml)")
+    p.add_argument("implementation", help="one of the case's implementations")
+    p.add_argument("--at", nargs="+", required=True, metavar="NAME=VALUE", help="the point")
+    p.add_argument(
+        "--dtype", default="float32", choices=("float16", "bfloat16", "float32", "float64")
+    )
+    p.set_defaults(func=_cmd_trace)
 
     p = sub.add_parser("collect", help="summarise every case's errors table")
     p.add_argument("errors", nargs="*", help="errors tables (default: RESULTS/*/errors.parquet)")

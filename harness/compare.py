@@ -22,7 +22,9 @@ Outcome (first rule that applies):
 ``zero``            0 where the rounded reference is not
 ``ok``              within the tolerance in ulps (an overflowing true value makes
                     ±inf the right answer; ±0 match each other)
-``wrong``           finite, and relative error >= 1 or the wrong sign
+``wrong``           finite, and the wrong sign or magnitude: off by a factor of 2
+                    or more either way (relative error >= 1 above the reference,
+                    >= 1/2 below it)
 ``inaccurate``      finite, beyond tolerance, right sign and magnitude
 ==================  =============================================================
 
@@ -109,7 +111,10 @@ def judge(
     with np.errstate(invalid="ignore"):
         sign_wrong = (np.sign(v) != np.sign(rounded)) & (v != 0) & (rounded != 0)
         within = ulps <= tolerance_ulps
-    wrong = finite & ((rel >= 1) | sign_wrong)
+        # Off by a factor of 2 or more either way: relative error >= 1 above the
+        # reference, >= 1/2 below it (4 for 1024 is not "right magnitude").
+        too_small = (rel >= 0.5) & (np.abs(v) < np.abs(rounded))
+    wrong = finite & ((rel >= 1) | sign_wrong | too_small)
     rules = [
         (status == "error", "error"),
         (status == "missing", "missing"),

@@ -3,20 +3,26 @@
 The defaults live in ``harness/study_defaults.yaml``. A study passes its own file
 (``--config config/study.yaml``); a case may narrow dtypes, methods and modes and add
 tolerance overrides (each with a reason) on top.
+
+Two settings. ``full`` runs the study's lists as they are (narrowed by the case's own
+``dtypes``/``methods``/``modes``). ``quick``, the default study, also applies the
+``quick`` block of the study settings and then the case's own ``quick`` block, so a
+case whose full matrix is heavy (TensorFlow's nested forward mode at order 4 costs
+tens of seconds and over a gigabyte per dtype) says what its quick run keeps.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-from .case_schema import CONFIG_SCHEMA, DTYPES, METHODS, MODES
-from .cases import Case
+from .case_schema import CONFIG_SCHEMA, DTYPES, MAX_ORDER, METHODS, MODES
+from .cases import Case, Narrowing
 from .yaml_lines import YamlProblem, load
 
 __all__ = ["ConfigError", "StudyConfig", "Settings", "load_config", "settings_for"]
@@ -107,6 +113,13 @@ class Settings:
     max_points: int | None
     tolerances: dict[str, list[float]]
     overrides: tuple  # the case's Tolerance entries, in order
+    setting: str = "full"
+    max_order: dict[str, int] = field(default_factory=dict)  # per method; absent: 4
+
+    @property
+    def highest_order(self) -> int:
+        """The highest order any selected method computes."""
+        return max((self.max_order.get(m, MAX_ORDER) for m in self.methods), default=MAX_ORDER)
 
     def tolerance(self, dtype: str, order: int) -> tuple[float, str]:
         """Max ulps for ``dtype`` at ``order``, and the reason when a case overrides it."""
@@ -125,22 +138,45 @@ def settings_for(
     modes: list[str] | None = None,
     max_points: int | None = None,
 ) -> Settings:
-    """The case's settings: the config's lists, narrowed by the case, then by the caller."""
+    """The case's settings: the config's lists, narrowed by the case, then (in the
+    ``quick`` setting) by the config's and the case's ``quick`` blocks, then by the caller.
 
-    def pick(all_: tuple[str, ...], configured: list[str], in_case, asked) -> tuple[str, ...]:
-        chosen = [x for x in configured if in_case is None or x in in_case]
+    Lists narrow by intersection; ``max_points`` and each method's ``max_order`` by the
+    smallest value given anywhere.
+    """
+    setting = config.data.get("setting", "full")
+    narrowings = []
+    if setting == "quick":
+        narrowings = [n for n in (Narrowing.from_data(config.data.get("quick")), case.quick) if n]
+
+    def pick(field_: str, all_: tuple[str, ...], in_case, asked) -> tuple[str, ...]:
+        chosen = [x for x in config.data[field_] if in_case is None or x in in_case]
+        for n in narrowings:
+            keep = getattr(n, field_)
+            if keep is not None:
+                chosen = [x for x in chosen if x in keep]
         if asked:
             chosen = [x for x in chosen if x in asked]
         return tuple(x for x in all_ if x in chosen)
 
+    points = [max_points, config.data.get("max_points"), *(n.max_points for n in narrowings)]
+    points = [p for p in points if p is not None]
+    chosen_methods = pick("methods", METHODS, case.methods, methods)
+    max_order = {}
+    for m in chosen_methods:
+        caps = [dict(n.max_order).get(m, MAX_ORDER) for n in narrowings if n.max_order]
+        if min(caps, default=MAX_ORDER) < MAX_ORDER:
+            max_order[m] = min(caps)
     return Settings(
-        dtypes=pick(DTYPES, config.dtypes, case.dtypes, dtypes),
-        methods=pick(METHODS, config.methods, case.methods, methods),
-        modes=pick(MODES, config.modes, case.modes, modes),
+        dtypes=pick("dtypes", DTYPES, case.dtypes, dtypes),
+        methods=chosen_methods,
+        modes=pick("modes", MODES, case.modes, modes),
         precision=case.reference.precision or config.precision,
         verify_digits=config.verify_digits,
         max_precision=max(config.max_precision, case.reference.precision or 0),
-        max_points=max_points or config.data.get("max_points"),
+        max_points=min(points) if points else None,
         tolerances=config.tolerances,
         overrides=case.tolerances,
+        setting=setting,
+        max_order=max_order,
     )

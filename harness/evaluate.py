@@ -20,7 +20,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -160,18 +160,21 @@ def evaluate_case(
     methods: Sequence[str],
     modes: Sequence[str],
     progress: Callable[[int, int], None] | None = None,
+    max_order: Mapping[str, int] | None = None,
 ) -> tuple[pd.DataFrame, EvaluationStats]:
     """Evaluate every combination; one row per (implementation, method, mode, dtype, partial, point).
 
     ``points[dtype]`` holds the points as represented in that dtype (see
     :func:`harness.points.represent`). Columns: ``implementation method mode dtype
     partial order point value status message seconds``; ``status`` is ``value``,
-    ``missing`` or ``error``.
+    ``missing`` or ``error``. ``max_order`` caps the order per method (the ``quick``
+    setting); a method's partials above its cap get no rows.
     """
     stats = EvaluationStats()
     started = time.perf_counter()
     names = case.input_names
-    partials = list(case.partials)
+    limit = max_order or {}
+    by_method = {m: [p for p in case.partials if len(p) <= limit.get(m, len(p))] for m in methods}
     # Compiled modes first: the xla mode reuses the graphs traced for the function mode.
     order = {"function": 0, "xla": 1, "eager": 2}
     mode_list = sorted(modes, key=order.get)
@@ -185,8 +188,15 @@ def evaluate_case(
             continue
         tf_dtype = _TF_DTYPES[dtype]
         xs = {n: tf.constant(pts[n].to_numpy(np.float64), dtype=tf_dtype) for n in names}
-        fns = {i.name: build_implementation(i, names, tf_dtype) for i in case.implementations}
+        fns = {
+            i.name: build_implementation(i, names, tf_dtype, case.functions)
+            for i in case.implementations
+        }
         for method in methods:
+            partials = by_method[method]
+            if not partials:
+                done += len(mode_list)
+                continue
             for mode in mode_list:
                 t0 = time.perf_counter()
                 results = _Runner(method, mode, dtype, xs, stats).run(fns, partials)

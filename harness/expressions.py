@@ -39,6 +39,7 @@ __all__ = [
     "Where",
     "Binary",
     "Unary",
+    "inline",
     "names_in",
     "walk",
     "parse",
@@ -153,7 +154,9 @@ class Where(Node):
     otherwise: Node
 
 
-def parse(text: str, names: set[str] | frozenset[str]) -> Node:
+def parse(
+    text: str, names: set[str] | frozenset[str], functions: dict[str, int] | None = None
+) -> Node:
     """Parse ``text`` into an expression tree over the declared ``names``.
 
     Parameters
@@ -162,6 +165,9 @@ def parse(text: str, names: set[str] | frozenset[str]) -> Node:
         The expression, in Python syntax.
     names
         The names it may use (inputs, and ``dy`` in gradient rules).
+    functions
+        The case's own functions (its ``functions:`` block) that may be called, with
+        their arity, besides :data:`FUNCTIONS`.
 
     Raises
     ------
@@ -185,13 +191,14 @@ def parse(text: str, names: set[str] | frozenset[str]) -> Node:
         raise ExpressionError(f"syntax error: {exc.msg}", column) from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise ExpressionError(f"cannot parse: {type(exc).__name__}") from None
-    return _Builder(frozenset(names), text.strip()).build(tree.body, 0)
+    return _Builder(frozenset(names), text.strip(), dict(functions or {})).build(tree.body, 0)
 
 
 class _Builder:
-    def __init__(self, names: frozenset[str], source: str):
+    def __init__(self, names: frozenset[str], source: str, functions: dict[str, int]):
         self.names = names
         self.source = source
+        self.functions = {**FUNCTIONS, **functions}
 
     def build(self, node: ast.AST, depth: int) -> Node:
         if depth > _MAX_DEPTH:
@@ -220,7 +227,7 @@ class _Builder:
                 return Var(node.id)
             if node.id in CONSTANTS:
                 return Const(node.id)
-            if node.id in FUNCTIONS or node.id == "where":
+            if node.id in self.functions or node.id == "where":
                 raise ExpressionError(f"function {node.id!r} used without a call", col)
             hint = f"; declared: {', '.join(sorted(self.names))}" if self.names else ""
             raise ExpressionError(f"unknown name {node.id!r}{hint}", col)
@@ -270,12 +277,12 @@ class _Builder:
                 )
             compare = Compare(op, self.build(cond.left, d), self.build(cond.comparators[0], d))
             return Where(compare, self.build(node.args[1], d), self.build(node.args[2], d))
-        if name not in FUNCTIONS:
-            known = ", ".join(sorted([*FUNCTIONS, "where"]))
+        if name not in self.functions:
+            known = ", ".join(sorted([*self.functions, "where"]))
             raise ExpressionError(f"unknown function {name!r}; known: {known}", col)
-        if len(node.args) != FUNCTIONS[name]:
+        if len(node.args) != self.functions[name]:
             raise ExpressionError(
-                f"{name}() takes {FUNCTIONS[name]} argument(s), got {len(node.args)}", col
+                f"{name}() takes {self.functions[name]} argument(s), got {len(node.args)}", col
             )
         return Call(name, tuple(self.build(a, d) for a in node.args))
 
@@ -369,6 +376,36 @@ def walk(node: Node) -> Iterator[Node]:
         yield from walk(node.cond)
         yield from walk(node.then)
         yield from walk(node.otherwise)
+
+
+def inline(node: Node, functions: dict[str, tuple[tuple[str, ...], Node]]) -> Node:
+    """``node`` with every call of a case function replaced by its body.
+
+    ``functions`` maps a name to ``(parameters, body)``; bodies may call functions
+    defined before them. The result uses only the built-in language (what the mpmath
+    reference compiles: a custom gradient does not change the mathematics).
+    """
+
+    def go(n: Node, env: dict[str, Node]) -> Node:
+        if isinstance(n, Var):
+            return env.get(n.name, n)
+        if isinstance(n, Unary):
+            return Unary(n.op, go(n.arg, env))
+        if isinstance(n, Binary):
+            return Binary(n.op, go(n.left, env), go(n.right, env))
+        if isinstance(n, Compare):
+            return Compare(n.op, go(n.left, env), go(n.right, env))
+        if isinstance(n, Where):
+            return Where(go(n.cond, env), go(n.then, env), go(n.otherwise, env))
+        if isinstance(n, Call):
+            args = tuple(go(a, env) for a in n.args)
+            if n.func in functions:
+                params, body = functions[n.func]
+                return go(body, dict(zip(params, args)))
+            return Call(n.func, args)
+        return n
+
+    return go(node, {})
 
 
 def names_in(node: Node) -> set[str]:

@@ -77,6 +77,8 @@ class Prepared:
             "modes": list(s.modes),
             "partials": [self.case.label(p) for p in self.case.partials],
             "max_points": s.max_points,
+            "setting": s.setting,
+            "max_order": dict(sorted(s.max_order.items())),
         }
 
 
@@ -93,6 +95,9 @@ def prepare(
     settings = settings_for(
         case, config, selection.dtypes, selection.methods, selection.modes, selection.max_points
     )
+    # No reference for orders no selected method computes (the quick setting's caps).
+    top = settings.highest_order
+    case = dataclasses.replace(case, partials=tuple(p for p in case.partials if len(p) <= top))
     base = generate(case, settings.max_points)
     points = {d: represent(base, case.input_names, d) for d in settings.dtypes}
     return Prepared(case, config, settings, points)
@@ -142,6 +147,7 @@ def evaluate_stage(
         s.methods,
         s.modes,
         (lambda i, n: progress("evaluate", i, n)) if progress else None,
+        s.max_order,
     )
     meta = prep.provenance(
         "evaluate", tensorflow=tensorflow_facts(), evaluation=dataclasses.asdict(stats)

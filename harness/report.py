@@ -45,7 +45,7 @@ COLOURS = {
 MEANING = {
     "ok": "within tolerance of the rounded reference",
     "inaccurate": "finite, beyond tolerance, right sign and magnitude",
-    "wrong": "finite, relative error >= 1 or wrong sign",
+    "wrong": "finite, wrong sign or off by a factor of 2 or more",
     "nan": "NaN",
     "inf": "infinite where the rounded reference is finite",
     "zero": "0 where the rounded reference is not",

@@ -35,10 +35,11 @@ rule evaluate_case:
     benchmark:
         "logs/{case}/evaluate_case.benchmark.tsv"
     threads: 1
-    # Measured peak: 13.8 GB (ratio: TensorFlow's forward mode at order 4 through a
-    # division), 3.3 GB (softplus); see README, Speed.
+    # Measured peaks: under 1 GB per case in the quick setting; in the full setting
+    # 13.8 GB (ratio: TensorFlow's forward mode at order 4 through a division); see
+    # README, Speed.
     resources:
-        mem_mb=16000,
+        mem_mb=evaluate_mem_mb(config),
     conda:
         "../environment.yml"
     shell:

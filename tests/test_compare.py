@@ -108,3 +108,9 @@ def test_case_tolerance_overrides_the_table_with_its_reason(tmp_path):
     assert settings.tolerance("float32", 2) == (3000.0, "a long chain of roundings")
     assert settings.tolerance("float32", 1) == (16.0, "")
     assert settings.tolerance("float64", 2) == (64.0, "")
+
+
+def test_wrong_magnitude_is_wrong_in_both_directions():
+    # seed 003: forgetting dy gives 4 where the derivative is 1024 (relative error 0.996)
+    r = _judge([4.0, 0.6, 0.5, 1.9, 2.0], [1024.0, 1.0, 1.0, 1.0, 1.0], tol=4)
+    assert list(r["outcome"]) == ["wrong", "inaccurate", "wrong", "inaccurate", "wrong"]

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from harness import registry
+from harness.config import load_config
 from harness.pipeline import Selection, run_case
 
 pytestmark = pytest.mark.slow
@@ -23,8 +24,12 @@ def _case(tmp_path, name, body):
     return path
 
 
-def _run(path, tmp_path, **selection):
-    return run_case(path, selection=Selection(**selection), results=tmp_path / "results")
+FULL = load_config(overrides={"setting": "full"})
+
+
+def _run(path, tmp_path, setting=FULL, **selection):
+    """Run a case in the ``full`` setting (these tests are about evaluation, not quick)."""
+    return run_case(path, setting, Selection(**selection), results=tmp_path / "results")
 
 
 def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
@@ -299,3 +304,40 @@ def test_mixed_partials_by_every_method_in_separate_chains(tmp_path):
         rows = errors.partial == partial
         assert np.allclose(errors.value[rows], want[rows], rtol=1e-14), partial
     assert set(errors.outcome) == {"ok"}
+
+
+def test_quick_setting_caps_forward_orders_and_narrows_dtypes(tmp_path):
+    # The built-in defaults run the quick setting: float32 and float64, forward methods
+    # to order 3; the case's own quick block narrows further (float64, forward to 2).
+    path = _case(
+        tmp_path,
+        "quick",
+        """\
+        title: a cubic, quick
+        source: test
+        inputs:
+          x: {values: [-1.5, 3.0]}
+        function: x**3 - 2*x
+        derivatives: {wrt: x, orders: [1, 2, 3, 4]}
+        implementations:
+          plain: {expression: x**3 - 2*x}
+        modes: [eager]
+        quick:
+          dtypes: [float64, float16]
+          max_order: {forward: 2}
+        """,
+    )
+    errors = _run(path, tmp_path, setting=load_config())
+    top = errors.groupby("method")["order"].max().to_dict()
+    assert top == {
+        "forward": 2,
+        "forward_over_reverse": 3,
+        "reverse": 4,
+        "finite_difference": 4,
+    }
+    assert set(errors["dtype"]) == {"float64"}  # float16 is not in the study's quick list
+    exact = errors[errors.method != "finite_difference"]
+    assert (exact["outcome"] == "ok").all()
+    full = _run(path, tmp_path)
+    assert full.groupby("method")["order"].max().eq(4).all()
+    assert set(full["dtype"]) == {"float16", "bfloat16", "float32", "float64"}

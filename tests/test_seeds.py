@@ -93,3 +93,166 @@ def test_documented_custom_gradient_fixes_order_one_only(softplus):
     assert stable.value == 0.0 and stable.outcome == "zero"
     assert 0 < stable.reference_rounded < F32.smallest_normal
     assert _at(softplus, "stable_custom_gradient", "xx", 1.0).outcome == "ok"
+
+
+# -- seed 003: upstream gradients through foo(foo(foo(x))) -------------------------------
+
+
+@pytest.fixture(scope="module")
+def composition(tmp_path_factory):
+    out = tmp_path_factory.mktemp("composition")
+    sel = Selection(dtypes=["float32"], methods=["reverse"], modes=["eager", "function"])
+    return run_case(CASES / "composition.yaml", selection=sel, results=out)
+
+
+def test_foo_gradients_receive_upstream_1_32_256():
+    from harness.gradient_trace import trace_gradients
+
+    trace = trace_gradients(CASES / "composition.yaml", "custom", {"x": 2.0})
+    assert [c.function for c in trace.calls] == ["foo", "foo", "foo"]
+    assert [float(c.inputs["u"][0]) for c in trace.calls] == [16.0, 4.0, 2.0]
+    assert [float(c.upstream[0]) for c in trace.calls] == [1.0, 32.0, 256.0]
+    assert [float(c.downstream["u"][0]) for c in trace.calls] == [32.0, 256.0, 1024.0]
+    assert trace.gradient == {"x": 1024.0}
+    # Forgetting dy keeps only the innermost local derivative, 2x: not a stopped gradient.
+    forgot = trace_gradients(CASES / "composition.yaml", "forgot_upstream", {"x": 2.0})
+    assert [float(c.upstream[0]) for c in forgot.calls] == [1.0, 32.0, 8.0]
+    assert forgot.gradient == {"x": 4.0}
+
+
+def test_composition_gives_1024_at_2_and_higher_orders(composition):
+    for impl in ("power", "squares", "custom"):
+        for mode in ("eager", "function"):
+            e = composition[(composition.implementation == impl) & (composition["mode"] == mode)]
+            at2 = e[e.x == 2.0].set_index("partial")
+            assert at2.loc["x", "value"] == 1024.0 and at2.loc["x", "outcome"] == "ok"
+            # 8*7*x**6, 8*7*6*x**5, 8*7*6*5*x**4 at x = 2
+            assert at2.loc["xx", "value"] == 3584.0
+            assert at2.loc["xxx", "value"] == 10752.0
+            assert at2.loc["xxxx", "value"] == 26880.0
+    wrong = _at(composition[composition["mode"] == "eager"], "forgot_upstream", "x", 2.0)
+    assert wrong.value == 4.0 and wrong.outcome == "wrong" and wrong.expected == "held"
+
+
+def test_trace_command_prints_the_seed_trace(harness_cmd):
+    import subprocess
+
+    proc = subprocess.run(
+        [*harness_cmd, "trace", str(CASES / "composition.yaml"), "custom", "--at", "x=2"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = proc.stdout.splitlines()
+    assert lines[:3] == [
+        "foo: u=16  upstream=1  downstream: du=32",
+        "foo: u=4  upstream=32  downstream: du=256",
+        "foo: u=2  upstream=256  downstream: du=1024",
+    ]
+    assert lines[3] == "gradient: d/dx=1024.0"
+
+
+# -- seed 004 and TensorFlow issue #34503: nested second-order rules -----------------------
+
+
+@pytest.fixture(scope="module")
+def nested(tmp_path_factory):
+    out = tmp_path_factory.mktemp("nested")
+    sel = Selection(
+        dtypes=["float32"],
+        methods=["reverse", "forward_over_reverse"],
+        modes=["eager", "function"],
+        orders=[1, 2, 3, 4],
+    )
+    return run_case(CASES / "nested_softplus.yaml", selection=sel, results=out)
+
+
+def _pick(errors, impl, method, mode, partial, x):
+    e = errors[(errors.method == method) & (errors["mode"] == mode)]
+    return _at(e, impl, partial, x)
+
+
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_seed_004_published_values_and_verdict(nested, mode):
+    at = lambda p, x: _pick(nested, "seed004_rule", "reverse", mode, p, x)  # noqa: E731
+    assert at("x", 1.0).value == np.float32(0.7310586)
+    assert at("xx", 1.0).value == np.float32(-1.7182817)
+    assert at("x", 100.0).value == 1.0
+    assert at("xx", 100.0).value == -np.inf
+    assert at("xx", 1.0).outcome == "wrong" and at("xx", 1.0).expected == "held"
+    assert at("xx", 1.0).reference.startswith("0.196611933")
+    assert at("xx", 100.0).outcome == "inf" and at("xx", 100.0).expected == "held"
+
+
+def test_correct_nested_rule_passes_orders_2_to_4_in_reverse_mode(nested):
+    e = nested[
+        (nested.implementation == "correct_rule")
+        & (nested.method == "reverse")
+        & (nested.x.abs() <= 20)
+        & (nested.order >= 2)
+    ]
+    assert len(e) > 200
+    # Order 3 is autodiff of the rule: s(x)s(-x)(s(-x) - s(x)), whose difference of two
+    # values near 1/2 cancels for |x| < ~0.005 (hundreds of ulps there).
+    near_zero = (e.order == 3) & (e.x.abs() < 0.01)
+    assert (e[~near_zero].outcome == "ok").all()
+    assert set(e[near_zero].outcome) <= {"ok", "inaccurate"}
+
+
+def test_forward_over_reverse_ignores_the_second_order_rule(nested):
+    # The JVP of the gradient differentiates the first-order rule's expression instead of
+    # calling the nested rule: the seed's wrong rule gives the true 0.19661193 at x = 1.
+    for mode in ("eager", "function"):
+        row = _pick(nested, "seed004_rule", "forward_over_reverse", mode, "xx", 1.0)
+        assert abs(row.value - 0.19661193) < 1e-7 and row.outcome == "ok"
+        # and the correct rule, ignored the same way, loses what it was written for: the
+        # JVP of sigmoid cancels in its tail (s - s**2), zero from x ~ 17 in float32
+        tail = nested[
+            (nested.implementation == "correct_rule")
+            & (nested.method == "forward_over_reverse")
+            & (nested["mode"] == mode)
+            & (nested.partial == "xx")
+            & (nested.x >= 20)
+            & (nested.x <= 80)
+        ]
+        assert len(tail) and (tail.outcome == "zero").all()
+        for x in tail.x:
+            assert _pick(nested, "correct_rule", "reverse", mode, "xx", x).outcome == "ok"
+
+
+def test_decorated_grad_fn_is_right_eagerly_and_missing_in_tf_function(nested):
+    eager = _pick(nested, "decorated_grad_fn", "reverse", "eager", "xx", 1.0)
+    assert eager.outcome == "ok" and abs(eager.value - 0.19661193) < 1e-7
+    traced = nested[
+        (nested.implementation == "decorated_grad_fn")
+        & (nested.method == "reverse")
+        & (nested["mode"] == "function")
+        & (nested.order >= 2)
+    ]
+    assert len(traced) and (traced.outcome == "missing").all() and (traced.expected == "held").all()
+
+
+def test_decorated_grad_fn_never_calls_its_second_order_rule():
+    import tensorflow as tf
+
+    from harness.cases import load_case
+    from harness.tf_backend import build_implementation, record_gradients
+
+    case = load_case(CASES / "nested_softplus.yaml")
+    impls = {i.name: i for i in case.implementations}
+    x = tf.constant([1.0])
+    seen = {}
+    for name in ("correct_rule", "decorated_grad_fn"):
+        fn = build_implementation(impls[name], ("x",), tf.float32)
+        with record_gradients() as calls, tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = fn(x=x)
+            g = inner.gradient(y, x)
+            second = outer.gradient(g, x)
+        seen[name] = [c.function for c in calls]
+        assert abs(float(second[0]) - 0.19661193) < 1e-7
+    # the documented pattern calls its second-order rule; #34503's never does
+    assert seen["correct_rule"] == ["correct_rule", "correct_rule'"]
+    assert seen["decorated_grad_fn"] == ["decorated_grad_fn"]

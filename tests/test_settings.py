@@ -1,0 +1,82 @@
+"""The quick and full settings: what each case runs (no TensorFlow)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from harness.config import ConfigError, load_config
+from harness.pipeline import Selection, prepare
+
+CASE = """\
+title: settings
+source: test
+inputs:
+  x: {log: {from: 1e-3, to: 1e3, count: 100}}
+function: exp(x)
+derivatives: {wrt: x, orders: [1, 2, 3, 4]}
+implementations:
+  plain: {expression: exp(x)}
+methods: [forward, forward_over_reverse, finite_difference]
+"""
+
+
+def _prep(tmp_path, quick: str = "", overrides=None, **selection):
+    path = tmp_path / "settings.yaml"
+    path.write_text(CASE + textwrap.dedent(quick))
+    return prepare(path, load_config(overrides=overrides), Selection(**selection))
+
+
+def test_quick_applies_the_study_block_then_the_case_block(tmp_path):
+    prep = _prep(
+        tmp_path,
+        """\
+        quick:
+          dtypes: [float64]
+          modes: [eager, xla]
+          max_points: 10
+          max_order: {forward: 1, finite_difference: 2}
+        """,
+    )
+    s = prep.settings
+    assert s.setting == "quick"
+    assert s.dtypes == ("float64",)  # study quick: float32, float64; case: float64
+    assert s.modes == ("eager", "xla")
+    assert s.max_points == 10 and len(prep.points["float64"]) == 10
+    # min over the study's caps (forward 3, forward_over_reverse 3) and the case's
+    assert s.max_order == {"forward": 1, "forward_over_reverse": 3, "finite_difference": 2}
+    assert s.highest_order == 3
+    # the reference is computed only to the highest order any selected method runs
+    assert max(len(p) for p in prep.case.partials) == 3
+    record = prep.selection_record()
+    assert record["setting"] == "quick" and record["max_order"]["forward"] == 1
+
+
+def test_full_ignores_every_quick_block(tmp_path):
+    prep = _prep(tmp_path, "quick: {dtypes: [float64], max_order: 1}\n", {"setting": "full"})
+    s = prep.settings
+    assert s.dtypes == ("float16", "bfloat16", "float32", "float64")
+    assert s.max_order == {} and s.highest_order == 4 and s.max_points is None
+    assert max(len(p) for p in prep.case.partials) == 4
+
+
+def test_one_number_caps_every_method_and_the_command_line_narrows_further(tmp_path):
+    prep = _prep(tmp_path, "quick: {max_order: 2}\n", max_points=5, methods=["forward"])
+    assert prep.settings.methods == ("forward",)
+    assert prep.settings.max_order == {"forward": 2}
+    assert prep.settings.max_points == 5
+    assert max(len(p) for p in prep.case.partials) == 2
+
+
+@pytest.mark.parametrize(
+    "overrides, text",
+    [
+        ({"setting": "fast"}, "setting: 'fast' is not one of"),
+        ({"quick": {"max_order": {"forwards": 2}}}, "quick.max_order"),
+        ({"quick": {"dtypes": []}}, "quick.dtypes"),
+    ],
+)
+def test_bad_settings_are_refused(overrides, text):
+    with pytest.raises(ConfigError, match=text.replace("(", r"\(")):
+        load_config(overrides=overrides)
