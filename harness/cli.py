@@ -198,8 +198,15 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import render_reports
+    from .report import render_case, render_index, render_reports
 
+    if args.case:
+        errors = Path(args.results) / args.case / "errors.parquet"
+        if not errors.exists():
+            print(f"harness report: {errors} does not exist; run the case first", file=sys.stderr)
+            return EXIT_INVALID
+        print(f"1 page -> {render_case(args.case, args.results, args.reports, args.cases)}")
+        return 0
     summary = Path(args.results) / "summary.parquet"
     if not summary.exists():
         print(
@@ -207,6 +214,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INVALID
+    if args.index_only:
+        print(f"1 page -> {render_index(args.results, args.reports, args.cases)}")
+        return 0
     written = render_reports(args.results, args.reports, args.cases)
     print(f"{len(written)} page(s) -> {args.reports}/index.html")
     return 0
@@ -394,6 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results", default="results", help="results folder (default: results)")
     p.add_argument("--reports", default="reports", help="reports folder (default: reports)")
     p.add_argument("--cases", default="cases", help="case files, for titles and broken cases")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--case", metavar="ID", help="render only reports/ID.html")
+    which.add_argument("--index-only", action="store_true", help="render only reports/index.html")
     p.set_defaults(func=_cmd_report)
     return parser
 

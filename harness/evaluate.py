@@ -219,8 +219,9 @@ def evaluate_case(
                 done += 1
                 if progress:
                     progress(done, total)
-        _GRAPHS.clear()
-        _release_forward_mode_cache()
+            # The xla mode has reused this method's graphs; nothing else will.
+            _GRAPHS.clear()
+            _release_forward_mode_cache()
     stats.seconds = time.perf_counter() - started
     return pd.concat(frames, ignore_index=True), stats
 
@@ -261,13 +262,13 @@ def _rows(
 
 
 def _release_forward_mode_cache() -> None:
-    """Drop the forward-mode helpers TensorFlow traced for the dtype just finished.
+    """Drop the forward-mode helpers TensorFlow traced for the method just finished.
 
     TensorFlow computes each op's JVP with a small traced function, cached per op, dtype
     and shape for the life of the process (``tensorflow/python/eager/forwardprop.py``);
     under nested accumulators these run into gigabytes (3.1 GB for ``-a/b`` at order 4
     in float32) and are never used by another dtype. Releasing them bounds the memory of
-    a case to its largest dtype, and resets TensorFlow's per-op trace counter, so each
+    a case to its largest method and dtype, and resets TensorFlow's per-op trace counter, so each
     dtype is evaluated as in a fresh process whatever ran before it. Only caches are
     touched: no value changes.
     """

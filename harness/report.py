@@ -582,11 +582,39 @@ def index_page(
     return _page("harness report", body)
 
 
-def render_reports(
+def _load_case_quietly(cases: str | Path, case_id: str):
+    from .cases import load_case
+
+    try:
+        return load_case(Path(cases) / f"{case_id}.yaml")
+    except Exception:  # noqa: BLE001 - the page still renders from the tables
+        return None
+
+
+def render_case(
+    case_id: str,
+    results: str | Path = "results",
+    reports: str | Path = "reports",
+    cases: str | Path = "cases",
+) -> Path:
+    """Write ``reports/<case_id>.html`` from that case's errors table alone (so each page
+    is its own job, in parallel with the other cases); returns its path."""
+    from .collect import summarise_case
+
+    errors = read_table(Path(results) / case_id / "errors.parquet")
+    case = _load_case_quietly(cases, case_id)
+    inputs = list(case.input_names) if case else input_columns(errors)
+    summary = summarise_case(errors, inputs)
+    out = Path(reports) / f"{case_id}.html"
+    atomic_write_text(out, case_page(case_id, errors, summary, case))
+    return out
+
+
+def render_index(
     results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
-) -> list[Path]:
-    """Write ``reports/index.html`` and ``reports/<case>.html``; returns the paths."""
-    from .cases import load_case, validate_paths
+) -> Path:
+    """Write ``reports/index.html`` from ``results/summary.parquet``; returns its path."""
+    from .cases import validate_paths
 
     results, reports = Path(results), Path(reports)
     summary = read_table(results / "summary.parquet")
@@ -595,19 +623,21 @@ def render_reports(
     broken: dict[str, list[str]] = {}
     for p in problems:
         broken.setdefault(Path(p.file).stem, []).append(str(p))
-    written = []
     case_meta = {}
     for case_id in sorted(summary.case.unique()):
+        case = _load_case_quietly(cases, case_id)
         path = results / case_id / "errors.parquet"
-        errors = read_table(path)
-        try:
-            case = load_case(Path(cases) / f"{case_id}.yaml")
-        except Exception:  # noqa: BLE001 - the page still renders from the tables
-            case = None
         case_meta[case_id] = {**read_metadata(path), "title": case.title if case else ""}
-        out = reports / f"{case_id}.html"
-        atomic_write_text(out, case_page(case_id, errors, summary, case))
-        written.append(out)
     index = reports / "index.html"
     atomic_write_text(index, index_page(summary, meta, case_meta, broken))
-    return [index, *written]
+    return index
+
+
+def render_reports(
+    results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
+) -> list[Path]:
+    """Write ``reports/index.html`` and ``reports/<case>.html`` for every case in
+    ``results/summary.parquet``; returns the paths."""
+    summary = read_table(Path(results) / "summary.parquet")
+    pages = [render_case(c, results, reports, cases) for c in sorted(summary.case.unique())]
+    return [render_index(results, reports, cases), *pages]

@@ -488,3 +488,16 @@ def test_language_expressions_parse_and_round_trip(text: str):
     tree = _parse_watched(text)
     assert isinstance(tree, Node), f"{text!r} was refused: {tree}"
     assert _parse_watched(unparse(tree)) == tree
+
+
+def test_case_functions_parse_with_their_arity_and_inline_to_the_builtin_language():
+    from harness.expressions import inline, parse, unparse
+
+    sq = parse("u**2", {"u"})
+    node = parse("foo(foo(x)) + 1", {"x"}, {"foo": 1})
+    flat = inline(node, {"foo": (("u",), sq)})
+    assert unparse(flat) == unparse(parse("(x**2)**2 + 1", {"x"}))
+    with pytest.raises(ExpressionError, match="takes 1 argument"):
+        parse("foo(x, x)", {"x"}, {"foo": 1})
+    with pytest.raises(ExpressionError, match="unknown function 'foo'"):
+        parse("foo(x)", {"x"})

@@ -256,3 +256,67 @@ def test_decorated_grad_fn_never_calls_its_second_order_rule():
     # the documented pattern calls its second-order rule; #34503's never does
     assert seen["correct_rule"] == ["correct_rule", "correct_rule'"]
     assert seen["decorated_grad_fn"] == ["decorated_grad_fn"]
+
+
+# -- seed 001: the logistic ODE through its closed forms --------------------------------
+
+
+def test_logistic_reference_agrees_with_mpmath_odefun(tmp_path):
+    # The closed form is the reference; an independent ODE solve (mpmath's Taylor-series
+    # odefun) must give the same y and dy/dt = r*y*(1 - y) at a few points.
+    import mpmath
+
+    from harness.config import load_config
+    from harness.pipeline import prepare, reference_stage
+
+    prep = prepare(
+        CASES / "logistic.yaml",
+        load_config(overrides={"setting": "full", "max_points": 4, "dtypes": ["float64"]}),
+    )
+    table, _ = reference_stage(prep, tmp_path, cache=False)
+    table = table[table.r * table.t <= 20]  # odefun integrates step by step: keep it short
+    assert len(table[table.partial == ""]) >= 4
+    solutions = {}
+    with mpmath.workdps(50):  # 1 - y reaches 2e-9 here; r*y*(1 - y) must not cancel
+        for (t, r, y0), rows in table.groupby(["t", "r", "y0"]):
+            key = (r, y0)
+            if key not in solutions:
+                rr, yy = mpmath.mpf(r), mpmath.mpf(y0)
+                solutions[key] = mpmath.odefun(lambda _t, y, rr=rr: rr * y * (1 - y), 0, yy)
+            y = solutions[key](mpmath.mpf(t))
+            by_partial = rows.set_index("partial")["reference"]
+            value = mpmath.mpf(by_partial[""])
+            slope = mpmath.mpf(by_partial["t"])
+            assert abs(value - y) <= mpmath.mpf("1e-20") * abs(y)
+            assert abs(slope - r * y * (1 - y)) <= mpmath.mpf("1e-20") * abs(slope)
+
+
+@pytest.fixture(scope="module")
+def logistic(tmp_path_factory):
+    out = tmp_path_factory.mktemp("logistic")
+    sel = Selection(methods=["reverse"], modes=["eager"])
+    return run_case(CASES / "logistic.yaml", selection=sel, results=out)
+
+
+def test_seed_hitting_time_point_is_in_the_sweep(logistic):
+    e = logistic[(logistic.dtype == "float64") & (logistic.partial == "")]
+    at = e[(np.isclose(e.t, 100 * np.log(4))) & (e.r == 0.01) & (e.y0 == 0.5)]
+    assert len(at) == 3 and np.allclose(at.value, 0.8, rtol=1e-14)
+
+
+def test_exponential_form_is_nan_once_exp_rt_overflows(logistic):
+    f32 = logistic[(logistic.implementation == "exponential_form") & (logistic.dtype == "float32")]
+    f32 = f32[(f32.r == 1.0) & (f32.order == 0)]
+    assert (f32[f32.t >= 89].outcome == "nan").all()
+    assert (f32[f32.t <= 80].outcome == "ok").all()
+
+
+def test_sigmoid_form_loses_every_derivative_in_its_tail(logistic):
+    # rt + logit(y0) > ~17: sigmoid rounds to 1 in float32 and its gradient s*(1 - s) is 0;
+    # the reciprocal form keeps the same derivatives (true values ~1e-8 .. 1e-35).
+    f32 = logistic[(logistic.dtype == "float32") & (logistic.r == 1.0) & (logistic.order == 1)]
+    band = f32[(f32.t >= 30) & (f32.t <= 80)]
+    sig = band[band.implementation == "sigmoid_form"]
+    rec = band[band.implementation == "reciprocal_form"]
+    assert len(sig) > 10 and (sig.outcome == "zero").all()
+    assert (rec.outcome == "ok").all()

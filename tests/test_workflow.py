@@ -144,6 +144,7 @@ def test_editing_a_case_reruns_only_that_case(study):
             "evaluate_case": 1,
             "compare_case": 1,
             "collect_results": 1,
+            "render_case_page": 1,
             "render_report": 1,
             "all": 1,
         }
@@ -175,6 +176,7 @@ def test_changing_a_tolerance_reruns_only_comparisons(study):
     assert _planned(where, "--configfile", "tiny.yaml", "tol.yaml") == {
         "compare_case": 2,
         "collect_results": 1,
+        "render_case_page": 2,
         "render_report": 1,
         "all": 1,
     }
