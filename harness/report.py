@@ -188,6 +188,11 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
     dtypes = [d for d in _DTYPE_ORDER if d in set(errors.dtype)]
     modes = [m for m in _MODE_ORDER if m in set(errors["mode"])]
     impls = sorted(errors.implementation.unique())
+    # On a grid, one line per combination of the other inputs (a single line through
+    # every point would zigzag between them).
+    others = [
+        c for c in input_columns(errors) if c != x_name and errors[c].nunique(dropna=True) > 1
+    ]
     palette = plt.get_cmap("tab10")
     fig, axes = _grid(dtypes, modes)
     for i, dtype in enumerate(dtypes):
@@ -199,10 +204,17 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
                     g = panel[(panel.implementation == impl) & (panel.method == method)]
                     if g.empty:
                         continue
-                    g = g.sort_values(x_name)
-                    ax.plot(
-                        g[x_name], g["bits"], style, color=palette(k % 10), lw=1.1, rasterized=True
-                    )
+                    lines = g.groupby(others, sort=False) if others else [(None, g)]
+                    for _, line in lines:
+                        line = line.sort_values(x_name)
+                        ax.plot(
+                            line[x_name],
+                            line["bits"],
+                            style,
+                            color=palette(k % 10),
+                            lw=1.1,
+                            rasterized=True,
+                        )
             _set_xscale(ax, panel[x_name].to_numpy())
             ax.set_ylim(-0.5, {"float16": 16, "bfloat16": 16, "float32": 32}.get(dtype, 64) + 1)
             ax.grid(alpha=0.3)
@@ -229,7 +241,8 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
         frameon=False,
     )
     fig.suptitle(
-        f"derivative {derivative}: bits of error (0 = exact; NaN at the top)",
+        f"derivative {derivative}: bits of error (0 = exact; NaN at the top)"
+        + (f"; one line per value of {', '.join(others)}" if others else ""),
         y=1.0 + 0.22 / len(dtypes),
         fontsize=10,
     )
