@@ -531,14 +531,17 @@ class _Checker:
                 ok = False
                 continue
             local = frozenset(params)
+            # Its body and rules may call only the functions above it (no recursion).
             body = self._expr((*path, "expression"), spec["expression"], local)
             gradient = None
             if "gradient" in spec:
                 gradient = self._gradient((*path, "gradient"), spec["gradient"], local)
+            # Known from here on even if broken: a broken body is reported once, not again
+            # as an unknown function wherever it is called.
+            self.arity[name] = len(params)
             if body is None or ("gradient" in spec and gradient is None):
                 ok = False
                 continue
-            self.arity[name] = len(params)
             self.bodies[name] = (params, body)
             out.append(CaseFunction(name, params, body, gradient, spec.get("description", "")))
         return out if ok else None
