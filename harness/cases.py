@@ -620,6 +620,9 @@ class _Checker:
                 return (value,)
             if all(len(n) == 1 for n in names) and all(c in names for c in value):
                 return tuple(value)
+            parts = tuple(v.strip() for v in value.split(","))
+            if "," in value and all(v in names for v in parts):
+                return parts  # the label form of multi-letter names: "r,y0"
             if all(len(n) == 1 for n in names):
                 bad = sorted({c for c in value if c not in names})
                 self.add(
@@ -631,7 +634,8 @@ class _Checker:
                 self.add(
                     path,
                     f"partial {value!r} is not an input name",
-                    "with multi-letter input names write a partial as a list, e.g. [r, y0]",
+                    "with multi-letter input names write a partial as a list, e.g. [r, y0], "
+                    "or as its label 'r,y0'",
                 )
             return None
         bad = [v for v in value if v not in names]

@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: Bump when the reference arithmetic changes, so cached values are recomputed.
-REFERENCE_VERSION = 1
+REFERENCE_VERSION = 2
 #: Significant digits of the decimal string kept for people (>= 25 by the design).
 DECIMAL_DIGITS = 30
 
@@ -86,39 +86,45 @@ def _agree_digits(a, b) -> float:
 
 
 Values = dict  # {partial: mpf}
-Evaluator = Callable[[dict, int], tuple[Values, int]]
+Evaluator = Callable[[dict, int], tuple[Values, dict]]
 
 
 def _evaluator(case: Case) -> Evaluator:
-    """``fn(point, dps) -> ({partial: value}, bits lost to cancellation)``."""
+    """``fn(point, dps) -> ({partial: value}, {partial: bits lost to cancellation})``.
+
+    The partials taken from one Taylor jet share its count (the jet tracks cancellation
+    as a whole); each closed-form derivative of ``reference.derivatives`` has its own, so
+    an exactly-zero derivative (a symmetric point) does not take the others down with it.
+    """
     partials = tuple(case.partials)
     names = case.input_names
     spec = case.reference
     if spec.registered:
         fn = registry.get_reference(spec.registered).factory
 
-        def registered(point: dict, dps: int) -> tuple[Values, int]:
+        def registered(point: dict, dps: int) -> tuple[Values, dict]:
             with mpmath.workdps(dps):
-                return fn(point, partials, dps), 0
+                return fn(point, partials, dps), {}
 
         return registered
     jet_partials = tuple(p for p in partials if p not in spec.derivatives)
     space = space_for(jet_partials or ((),), names)
     value_space = space_for(((),), names)
 
-    def by_jets(point: dict, dps: int) -> tuple[Values, int]:
+    def by_jets(point: dict, dps: int) -> tuple[Values, dict]:
         with mpmath.workdps(dps):
             pt = {k: mpmath.mpf(v) for k, v in point.items()}
             out: Values = {}
-            lost = 0
+            lost: dict = {}
             if jet_partials:
                 jet = evaluate(spec.expression, pt, space)
-                lost = cancelled_bits()
+                jet_lost = cancelled_bits()
                 for p in jet_partials:
                     out[p] = +space.derivative(jet, p)
+                    lost[p] = jet_lost
             for p, node in spec.derivatives.items():
                 out[p] = +evaluate(node, pt, value_space).value
-                lost = max(lost, cancelled_bits())
+                lost[p] = cancelled_bits()
         return out, lost
 
     return by_jets
@@ -142,16 +148,16 @@ def verify_point(
     """
     guard = _bits(settings.verify_digits + 10)
 
-    def level(dps: int) -> Values | str:
+    cancelled = f"cancellation left too few digits by {settings.max_precision} digits of precision"
+
+    def level(dps: int) -> dict | str:
+        """Values at ``dps``, a partial's failure as its message, or one message for all."""
         try:
             values, lost = fn(point, dps)
         except (ArithmeticError, ValueError) as exc:
             return f"reference raised {type(exc).__name__}: {exc}"
-        if lost > _bits(dps) - guard:
-            return (
-                f"cancellation left too few digits by {settings.max_precision} digits of precision"
-            )
-        return values
+        limit = _bits(dps) - guard
+        return {p: (cancelled if lost.get(p, 0) > limit else v) for p, v in values.items()}
 
     dps = settings.precision
     previous = level(dps)
@@ -162,9 +168,10 @@ def verify_point(
         higher = min(2 * dps, settings.max_precision)
         if higher <= dps:
             for p in pending:
+                failed = previous if isinstance(previous, str) else previous[p]
                 message = (
-                    previous
-                    if isinstance(previous, str)
+                    failed
+                    if isinstance(failed, str)
                     else (
                         f"did not verify to {settings.verify_digits} digits by "
                         f"{settings.max_precision} digits of working precision"
@@ -175,13 +182,13 @@ def verify_point(
         current = level(higher)
         still = []
         for p in pending:
-            if isinstance(current, str):
+            if isinstance(current, str) or isinstance(current[p], str):
                 still.append(p)
                 continue
             b = current[p]
             if not mpmath.isfinite(b):
                 done[p] = Verified(None, 0.0, higher, _undefined(current, p))
-            elif isinstance(previous, str):
+            elif isinstance(previous, str) or isinstance(previous[p], str):
                 still.append(p)
             else:
                 digits[p] = _agree_digits(previous[p], b)
@@ -196,7 +203,7 @@ def verify_point(
 
 def _undefined(values: Values, p: Partial) -> str:
     value = values.get(())
-    if value is not None and not mpmath.isfinite(value):
+    if value is not None and not isinstance(value, str) and not mpmath.isfinite(value):
         return "the function is not defined (or is singular) at this input"
     if mpmath.isnan(values[p]):
         return "not differentiable here (no derivative exists at this point)"

@@ -80,3 +80,16 @@ def test_reference_never_imports_tensorflow():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_closed_form_that_cancels_marks_only_its_own_partial():
+    # At y0 = 1/2, d2t*/dy0^2 = (1 - 2 y0)/(...) is exactly 0: unverifiable. The value and
+    # the other derivatives, from other closed forms and the jet, still verify.
+    case = load_case(CASES / "hitting_time.yaml")
+    got = verify_point(_evaluator(case), {"r": 0.01, "y0": 0.5}, case.partials, ReferenceSettings())
+    assert got[("y0", "y0")].value is None and "cancellation" in got[("y0", "y0")].message
+    others = {p: v for p, v in got.items() if p != ("y0", "y0")}
+    assert len(others) == 5 and all(v.value is not None for v in others.values())
+    # (r is the double nearest 0.01, so t* differs from 100 ln 4 in the 17th digit)
+    assert mpmath.almosteq(others[()].value, 100 * mpmath.log(4), rel_eps=1e-15)
+    assert mpmath.almosteq(others[("y0",)].value, mpmath.mpf(-400), rel_eps=1e-15)

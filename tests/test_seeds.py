@@ -320,3 +320,20 @@ def test_sigmoid_form_loses_every_derivative_in_its_tail(logistic):
     rec = band[band.implementation == "reciprocal_form"]
     assert len(sig) > 10 and (sig.outcome == "zero").all()
     assert (rec.outcome == "ok").all()
+
+
+def test_hitting_time_138_629_and_the_implicit_function_gradient(tmp_path):
+    sel = Selection(dtypes=["float64"], methods=["reverse"], modes=["eager", "function"])
+    e = run_case(CASES / "hitting_time.yaml", selection=sel, results=tmp_path)
+    seed = e[(e.r == 0.01) & (e.y0 == 0.5)]
+    for impl in ("logit_difference", "log_of_ratio", "implicit_function"):
+        at = seed[(seed.implementation == impl) & (seed["mode"] == "eager")].set_index("partial")
+        assert at.loc["", "value"] == pytest.approx(100 * np.log(4), rel=1e-15)
+        assert at.loc["r", "value"] == pytest.approx(-100 * 100 * np.log(4), rel=1e-14)
+        assert at.loc["y0", "value"] == pytest.approx(-400.0, rel=1e-14)
+        assert (at.loc[["", "r", "y0", "r,r", "r,y0"], "outcome"] == "ok").all()
+        # d2t*/dy0^2 is exactly 0 at y0 = 1/2: no precision can verify a true zero
+        assert at.loc["y0,y0", "outcome"] == "ref_unreliable"
+    ift = e[(e.implementation == "implicit_function") & (e.order >= 1) & (e.partial != "y0,y0")]
+    assert (ift.outcome.isin(["ok", "inaccurate"])).all()
+    assert (ift.outcome == "ok").mean() > 0.99
