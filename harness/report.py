@@ -189,10 +189,9 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
     modes = [m for m in _MODE_ORDER if m in set(errors["mode"])]
     impls = sorted(errors.implementation.unique())
     # On a grid, one line per combination of the other inputs (a single line through
-    # every point would zigzag between them).
-    others = [
-        c for c in input_columns(errors) if c != x_name and errors[c].nunique(dropna=True) > 1
-    ]
+    # every point would zigzag between them); an input tied to x is not another input.
+    by_x = errors.groupby(x_name, observed=True)
+    others = [c for c in input_columns(errors) if c != x_name and by_x[c].nunique().max() > 1]
     palette = plt.get_cmap("tab10")
     fig, axes = _grid(dtypes, modes)
     for i, dtype in enumerate(dtypes):

@@ -168,3 +168,27 @@ def test_pages_render_in_chromium_without_errors_or_network(study, tmp_path):
     assert problems == []
     assert all(u.startswith(("file://", "data:")) for u in requests), requests
     assert np.all([(tmp_path / f"{n}.png").stat().st_size > 10000 for n in ("index", "ratio")])
+
+
+def _bits_frame(inputs: dict[str, list[float]]) -> pd.DataFrame:
+    from harness.compare import ERROR_COLUMNS
+
+    n = len(next(iter(inputs.values())))
+    frame = pd.DataFrame({c: [""] * n for c in ERROR_COLUMNS})
+    frame = frame.assign(
+        implementation="i", method="reverse", mode="eager", dtype="float64", partial="x"
+    )
+    frame["bits"] = np.linspace(0, 10, n)
+    for name, values in inputs.items():
+        frame[name] = values
+    return frame
+
+
+def test_bits_figure_splits_grid_lines_but_not_tied_inputs():
+    from harness.report import bits_figure
+
+    t = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]
+    grid = bits_figure(_bits_frame({"t": t, "r": [0.1] * 3 + [1.0] * 3}), "t", "t")
+    assert "one line per value of r" in grid
+    tied = bits_figure(_bits_frame({"a": t, "b": t}), "a", "b")
+    assert "one line per value" not in tied
