@@ -202,19 +202,18 @@ _MAX_ORDER_FIELD = {
 }
 
 
+def _list_of(values: tuple[str, ...]) -> dict[str, Any]:
+    """A non-empty list of distinct names from ``values`` (dtypes, methods or modes)."""
+    return {"type": "array", "items": {"enum": list(values)}, "minItems": 1, "uniqueItems": True}
+
+
 def _narrowing(description: str) -> dict[str, Any]:
     """What the ``quick`` setting narrows (each list is intersected with the wider one)."""
-    lists = {
-        "dtypes": {"enum": list(DTYPES)},
-        "methods": {"enum": list(METHODS)},
-        "modes": {"enum": list(MODES)},
-    }
     return _obj(
         {
-            **{
-                k: {"type": "array", "items": v, "minItems": 1, "uniqueItems": True}
-                for k, v in lists.items()
-            },
+            "dtypes": _list_of(DTYPES),
+            "methods": _list_of(METHODS),
+            "modes": _list_of(MODES),
             "max_points": {"type": "integer", "minimum": 1},
             "max_order": _MAX_ORDER_FIELD,
         },
@@ -287,24 +286,9 @@ CASE_SCHEMA: dict[str, Any] = {
                 },
                 minProperties=1,
             ),
-            "dtypes": {
-                "type": "array",
-                "items": {"enum": list(DTYPES)},
-                "minItems": 1,
-                "uniqueItems": True,
-            },
-            "methods": {
-                "type": "array",
-                "items": {"enum": list(METHODS)},
-                "minItems": 1,
-                "uniqueItems": True,
-            },
-            "modes": {
-                "type": "array",
-                "items": {"enum": list(MODES)},
-                "minItems": 1,
-                "uniqueItems": True,
-            },
+            "dtypes": _list_of(DTYPES),
+            "methods": _list_of(METHODS),
+            "modes": _list_of(MODES),
             "quick": _QUICK,
             "functions": {
                 "type": "object",

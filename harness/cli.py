@@ -289,7 +289,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
         case = load_case(args.case)
     except CaseError as exc:
         print(exc, file=sys.stderr)
-        return 2
+        return EXIT_INVALID
     point = {}
     for item in args.at:
         name, _, value = item.partition("=")
@@ -297,7 +297,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
             point[name.strip()] = float(value)
         except ValueError:
             print(f"harness trace: --at {item!r}: expected NAME=NUMBER", file=sys.stderr)
-            return 2
+            return EXIT_INVALID
     unknown = sorted(set(point) - set(case.input_names))
     if unknown:
         print(
@@ -305,14 +305,14 @@ def _cmd_trace(args: argparse.Namespace) -> int:
             + ", ".join(case.input_names),
             file=sys.stderr,
         )
-        return 2
+        return EXIT_INVALID
     from .gradient_trace import trace_gradients  # TensorFlow starts here
 
     try:
         trace = trace_gradients(case, args.implementation, point, args.dtype)
     except KeyError as exc:
         print(f"harness trace: {exc.args[0]}", file=sys.stderr)
-        return 2
+        return EXIT_INVALID
     for call in trace.calls:
         inputs = " ".join(f"{k}={_scalar(v)}" for k, v in call.inputs.items())
         out = " ".join(f"d{k}={_scalar(v)}" for k, v in call.downstream.items())
@@ -343,6 +343,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .case_schema import DTYPES
+
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Differential testing of higher-order derivatives against an mpmath reference.",
@@ -385,9 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("case", help="the case file (cases/NAME.yaml)")
     p.add_argument("implementation", help="one of the case's implementations")
     p.add_argument("--at", nargs="+", required=True, metavar="NAME=VALUE", help="the point")
-    p.add_argument(
-        "--dtype", default="float32", choices=("float16", "bfloat16", "float32", "float64")
-    )
+    p.add_argument("--dtype", default="float32", choices=DTYPES)
     p.set_defaults(func=_cmd_trace)
 
     p = sub.add_parser("collect", help="summarise every case's errors table")

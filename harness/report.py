@@ -608,15 +608,18 @@ def render_case(
     results: str | Path = "results",
     reports: str | Path = "reports",
     cases: str | Path = "cases",
+    summary: pd.DataFrame | None = None,
 ) -> Path:
-    """Write ``reports/<case_id>.html`` from that case's errors table alone (so each page
-    is its own job, in parallel with the other cases); returns its path."""
-    from .collect import summarise_case
-
+    """Write ``reports/<case_id>.html``; returns its path. Without the case's ``summary``
+    rows it summarises the errors table itself, so each page can be its own job, in
+    parallel with the other cases."""
     errors = read_table(Path(results) / case_id / "errors.parquet")
     case = _load_case_quietly(cases, case_id)
-    inputs = list(case.input_names) if case else input_columns(errors)
-    summary = summarise_case(errors, inputs)
+    if summary is None:
+        from .collect import summarise_case
+
+        inputs = list(case.input_names) if case else input_columns(errors)
+        summary = summarise_case(errors, inputs)
     out = Path(reports) / f"{case_id}.html"
     atomic_write_text(out, case_page(case_id, errors, summary, case))
     return out
@@ -651,5 +654,8 @@ def render_reports(
     """Write ``reports/index.html`` and ``reports/<case>.html`` for every case in
     ``results/summary.parquet``; returns the paths."""
     summary = read_table(Path(results) / "summary.parquet")
-    pages = [render_case(c, results, reports, cases) for c in sorted(summary.case.unique())]
+    pages = [
+        render_case(c, results, reports, cases, summary[summary.case == c])
+        for c in sorted(summary.case.unique())
+    ]
     return [render_index(results, reports, cases), *pages]
