@@ -15,10 +15,12 @@ from typing import Any
 __all__ = [
     "CASE_SCHEMA",
     "CONFIG_SCHEMA",
+    "EXPERIMENT_CASE_SCHEMA",
     "DTYPES",
     "METHODS",
     "MODES",
     "OUTCOMES",
+    "published_schema",
     "schema_json",
 ]
 
@@ -347,6 +349,36 @@ CASE_SCHEMA: dict[str, Any] = {
     "$defs": {"rule": _RULE},
 }
 
+#: An experiment case (``experiment: NAME``): the question is answered by an experiment
+#: registered in the package (:mod:`harness.experiments`); ``parameters`` is data for it,
+#: checked against that experiment's own schema (filled in by
+#: :func:`harness.experiments.case_schema`).
+EXPERIMENT_CASE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Differential-testing experiment case",
+    **_obj(
+        {
+            "title": _TEXT,
+            "source": CASE_SCHEMA["properties"]["source"],
+            "notes": {"type": "string"},
+            "experiment": {
+                **_TEXT,
+                "description": "The name of an experiment registered in the harness package.",
+            },
+            "parameters": {"type": "object", "description": "The experiment's parameters."},
+            "quick_parameters": {
+                "type": "object",
+                "description": "Parameters that replace those of `parameters` in the `quick` "
+                "setting (the default study); `full` ignores them.",
+            },
+            "dtypes": _list_of(DTYPES),
+            "modes": _list_of(MODES),
+            "quick": _QUICK,
+        },
+        ["title", "source", "experiment", "parameters"],
+    ),
+}
+
 _TOLERANCE_ROW = {
     "type": "array",
     "items": {"type": "number", "minimum": 0},
@@ -393,6 +425,44 @@ CONFIG_SCHEMA: dict[str, Any] = {
 }
 
 
+def published_schema() -> dict[str, Any]:
+    """The schema of every case file: an expression case (:data:`CASE_SCHEMA`) or, when
+    it has an ``experiment`` key, an experiment case with that experiment's parameters."""
+    import copy
+
+    from . import experiments
+
+    expression = {k: v for k, v in CASE_SCHEMA.items() if k not in ("$schema", "$id", "$defs")}
+    experiment = experiments.case_schema(EXPERIMENT_CASE_SCHEMA, None)
+    experiment.pop("$schema")
+    experiment["allOf"] = []
+    for name in experiments.names():
+        params = copy.deepcopy(experiments.get(name).parameters)
+        quick = copy.deepcopy(params)
+        quick.pop("required", None)
+        experiment["allOf"].append(
+            {
+                "if": {"properties": {"experiment": {"const": name}}},
+                "then": {"properties": {"parameters": params, "quick_parameters": quick}},
+            }
+        )
+    return {
+        "$schema": CASE_SCHEMA["$schema"],
+        "$id": CASE_SCHEMA["$id"],
+        "title": CASE_SCHEMA["title"],
+        "description": CASE_SCHEMA["description"]
+        + " A file with an `experiment` key is an experiment case.",
+        "if": {"type": "object", "required": ["experiment"]},
+        "then": {"$ref": "#/$defs/experiment_case"},
+        "else": {"$ref": "#/$defs/expression_case"},
+        "$defs": {
+            **CASE_SCHEMA["$defs"],
+            "expression_case": expression,
+            "experiment_case": experiment,
+        },
+    }
+
+
 def schema_json() -> str:
     """The published case schema, as written to ``cases/case.schema.json``."""
-    return json.dumps(CASE_SCHEMA, indent=2, sort_keys=False) + "\n"
+    return json.dumps(published_schema(), indent=2, sort_keys=False) + "\n"

@@ -21,7 +21,7 @@ import jsonschema
 
 from . import expressions as ex
 from . import registry
-from .case_schema import CASE_SCHEMA, MAX_ORDER, METHODS
+from .case_schema import CASE_SCHEMA, EXPERIMENT_CASE_SCHEMA, MAX_ORDER, METHODS
 from .yaml_lines import Located, YamlProblem, load
 
 __all__ = [
@@ -350,9 +350,37 @@ class _Checker:
             kind = "empty" if data is None else type(data).__name__
             self.add((), f"a case file must be a mapping of keys, got {kind}")
             return None
+        if "experiment" in data:
+            return self._experiment(data)
         for error in sorted(_VALIDATOR.iter_errors(data), key=lambda e: list(map(str, e.path))):
             self._schema_problem(error)
         return self._semantics(data)
+
+    def _experiment(self, data: dict[str, Any]):
+        """An experiment case: structure from the experiment's own parameter schema."""
+        from . import experiments
+
+        name = data.get("experiment")
+        schema = experiments.case_schema(EXPERIMENT_CASE_SCHEMA, name)
+        validator = jsonschema.Draft202012Validator(schema)
+        for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path))):
+            self._schema_problem(error)
+        if self.problems:
+            return None
+        return experiments.ExperimentCase(
+            id=self.case_id,
+            path=self.file,
+            title=data["title"],
+            source=data["source"],
+            notes=data.get("notes", ""),
+            experiment=name,
+            parameters=data["parameters"],
+            quick_parameters=data.get("quick_parameters", {}),
+            dtypes=tuple(data["dtypes"]) if "dtypes" in data else None,
+            modes=tuple(data["modes"]) if "modes" in data else None,
+            quick=Narrowing.from_data(data.get("quick")),
+            raw=data,
+        )
 
     def _schema_problem(self, error: jsonschema.ValidationError) -> None:
         path = tuple(error.absolute_path)

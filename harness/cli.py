@@ -141,7 +141,7 @@ def _prepare(args: argparse.Namespace):
         print(f"harness {args.command}: {exc}", file=sys.stderr)
         return None
     empty = [k for k in ("dtypes", "methods", "modes") if not getattr(prep.settings, k)]
-    if empty or not prep.case.partials:
+    if empty or not (prep.is_experiment or prep.case.partials):
         what = ", ".join(empty) or "orders"
         print(
             f"harness {args.command}: nothing to run: the selection leaves no {what} "

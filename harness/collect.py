@@ -34,7 +34,13 @@ from .compare import OUTCOMES, input_columns
 from .results import read_metadata, read_table
 from .summary import KEYS, ranked_failures, worst_point
 
-__all__ = ["ProvenanceMismatch", "collect", "stable_domain"]
+__all__ = [
+    "ProvenanceMismatch",
+    "case_summary",
+    "collect",
+    "stable_domain",
+    "write_case_summary",
+]
 
 #: Provenance keys that must agree across every merged table.
 MUST_AGREE = ("packages", "python", "platform", "git")
@@ -148,6 +154,35 @@ def summarise_case(
     return pd.DataFrame(rows)
 
 
+def file_digest(path: str | Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write_case_summary(errors: pd.DataFrame, errors_path: str | Path, inputs, meta: dict) -> Path:
+    """``summary.parquet`` beside a case's errors table (the compare stage writes it, so
+    collect and the case's page read it instead of summarising again), tagged with the
+    errors file's digest so a stale one is never used."""
+    from .results import write_table
+
+    out = Path(errors_path).with_name("summary.parquet")
+    summary = summarise_case(errors, list(inputs))
+    write_table(summary, out, {**meta, "errors_sha256": file_digest(errors_path)})
+    return out
+
+
+def case_summary(errors_path: str | Path, inputs: Sequence[str] | None = None) -> pd.DataFrame:
+    """The summary of one case: the one the compare stage wrote beside ``errors_path`` when
+    it matches that file byte for byte, else computed from the errors table."""
+    beside = Path(errors_path).with_name("summary.parquet")
+    if beside.exists():
+        if read_metadata(beside).get("errors_sha256") == file_digest(errors_path):
+            return read_table(beside)
+    errors = read_table(errors_path)
+    return summarise_case(errors, list(inputs) if inputs else input_columns(errors))
+
+
 def _check_agreement(metas: dict[str, dict]) -> dict:
     first_path, first = next(iter(metas.items()))
     for path, meta in metas.items():
@@ -175,11 +210,9 @@ def collect(
     parts = []
     cases = {}
     for path in error_files:
-        errors = read_table(path)
         meta = metas[str(path)]
-        case = meta.get("case") or errors["case"].iloc[0]
-        inputs = (inputs_of or {}).get(case) or input_columns(errors)
-        parts.append(summarise_case(errors, inputs))
+        case = meta.get("case") or read_table(path)["case"].iloc[0]
+        parts.append(case_summary(path, (inputs_of or {}).get(case)))
         cases[case] = {
             "case_hash": meta.get("case_hash"),
             "config_hash": meta.get("config_hash"),

@@ -22,6 +22,7 @@ import pandas as pd
 from . import provenance
 from .cases import Case, load_case
 from .config import Settings, StudyConfig, load_config, settings_for
+from .experiments import ExperimentCase
 from .points import generate, represent
 from .results import read_metadata, read_table, write_table
 
@@ -64,14 +65,24 @@ class Prepared:
             config=self.config.path,
             config_hash=self.config.hash,
             seed=self.config.seed,
-            input_seeds={i.name: i.params["seed"] for i in self.case.inputs if i.kind == "random"},
+            input_seeds={
+                i.name: i.params["seed"]
+                for i in getattr(self.case, "inputs", ())
+                if i.kind == "random"
+            },
             selection=self.selection_record(),
             **extra,
         )
 
+    @property
+    def is_experiment(self) -> bool:
+        return isinstance(self.case, ExperimentCase)
+
     def selection_record(self) -> dict:
         s = self.settings
+        extra = {"parameters": self.case.params(s.setting)} if self.is_experiment else {}
         return {
+            **extra,
             "dtypes": list(s.dtypes),
             "methods": list(s.methods),
             "modes": list(s.modes),
@@ -89,6 +100,9 @@ def prepare(
     and generate its points as each dtype represents them."""
     case = load_case(case_path)
     config = config or load_config()
+    if isinstance(case, ExperimentCase):
+        settings = settings_for(case, config, selection.dtypes, selection.methods, selection.modes)
+        return Prepared(case, config, settings, {})
     if selection.orders is not None:
         keep = set(selection.orders)
         case = dataclasses.replace(case, partials=tuple(p for p in case.partials if len(p) in keep))
@@ -114,6 +128,22 @@ def reference_stage(
 
     s = prep.settings
     ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
+    if prep.is_experiment:
+        from .experiments import reference_experiment
+
+        t0 = time.perf_counter()
+        table, facts = reference_experiment(
+            prep.case, prep.case.params(s.setting), s.dtypes, s.precision, s.verify_digits
+        )
+        meta = prep.provenance(
+            "reference",
+            reference=dataclasses.asdict(ref_settings),
+            reference_counts={"computed": len(table) // max(1, len(s.dtypes)), "cached": 0},
+            facts=facts,
+            seconds=round(time.perf_counter() - t0, 3),
+        )
+        write_table(table, case_dir(results, prep.case) / "reference.parquet", meta)
+        return table, meta
     cache_dir = Path(results) / ".cache" / "reference" if cache else None
     t0 = time.perf_counter()
     table, counts = compute_reference(
@@ -140,6 +170,18 @@ def evaluate_stage(
     from .evaluate import evaluate_case, tensorflow_facts  # TensorFlow starts here
 
     s = prep.settings
+    if prep.is_experiment:
+        from .experiments import evaluate_experiment
+
+        t0 = time.perf_counter()
+        table, timing = evaluate_experiment(
+            prep.case, prep.case.params(s.setting), s.dtypes, s.modes
+        )
+        table = table[table["method"].isin(s.methods)].reset_index(drop=True)
+        stats = {"seconds": round(time.perf_counter() - t0, 3), "traces": 0, **timing}
+        meta = prep.provenance("evaluate", tensorflow=tensorflow_facts(), evaluation=stats)
+        write_table(table, case_dir(results, prep.case) / "evaluations.parquet", meta)
+        return table, meta
     table, stats = evaluate_case(
         prep.case,
         prep.points,
@@ -161,7 +203,7 @@ def evaluate_stage(
 #: depends on, so a tolerance change reruns comparisons without new evaluations.)
 _MUST_AGREE = ("case", "case_hash", "selection")
 #: The part of the selection a reference depends on (not methods or modes).
-_REFERENCE_SELECTION = ("dtypes", "partials", "max_points")
+_REFERENCE_SELECTION = ("dtypes", "partials", "max_points", "parameters")
 
 
 def compare_stage(
@@ -201,13 +243,23 @@ def compare_stage(
                     f"{where / (name + '.parquet')} was made with a different {key} "
                     f"({theirs!r}, now {ours!r}); rerun its stage"
                 )
-    errors = compare(prep.case, evaluations[0], reference[0], prep.settings.tolerance)
+    if prep.is_experiment:
+        from .experiments import compare_experiment
+
+        errors = compare_experiment(
+            prep.case, evaluations[0], reference[0], prep.settings.tolerance
+        )
+    else:
+        errors = compare(prep.case, evaluations[0], reference[0], prep.settings.tolerance)
     meta = {
         **mine,
         "inputs": {"reference": reference[1], "evaluations": evaluations[1]},
         "tensorflow": evaluations[1].get("tensorflow"),
     }
     write_table(errors, where / "errors.parquet", meta)
+    from .collect import write_case_summary
+
+    write_case_summary(errors, where / "errors.parquet", prep.case.input_names, meta)
     return errors
 
 

@@ -124,10 +124,11 @@ def _svg(fig) -> str:
     buf = io.StringIO()
     # No metadata block: it carries a render date (pages would differ run to run) and
     # RDF namespace addresses that look like links.
+    # Fixed margins (see _grid), not bbox_inches="tight" or tight_layout: each of those
+    # lays out every log axis's ticks again, most of a page's time.
     fig.savefig(
         buf,
         format="svg",
-        bbox_inches="tight",
         dpi=110,
         metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
     )
@@ -164,18 +165,26 @@ def _set_xscale(ax, x: np.ndarray) -> None:
         ax.set_xscale("log")
 
 
-def _grid(dtypes, modes, width_per=4.2, height_per=2.3):
+def _grid(dtypes, modes, width_per=3.7, height_per=1.7, left=0.65, top=0.9, wgap=0.5):
+    """Panels of ``width_per`` x ``height_per`` inches, rows dtype, columns mode, with
+    fixed margins in inches (``top`` holds the title and legend, ``left`` the y labels)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(
-        len(dtypes),
-        len(modes),
-        squeeze=False,
-        sharex=True,
-        figsize=(width_per * len(modes), height_per * len(dtypes)),
+    rows, cols = len(dtypes), len(modes)
+    bottom, right, hgap = 0.45, 0.15, 0.55
+    width = left + cols * width_per + (cols - 1) * wgap + right
+    height = top + rows * height_per + (rows - 1) * hgap + bottom
+    fig, axes = plt.subplots(rows, cols, squeeze=False, sharex=True, figsize=(width, height))
+    fig.subplots_adjust(
+        left=left / width,
+        right=1 - right / width,
+        bottom=bottom / height,
+        top=1 - top / height,
+        wspace=wgap / width_per,
+        hspace=hgap / height_per,
     )
     return fig, axes
 
@@ -231,21 +240,22 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
         for m, s in _METHOD_STYLE.items()
         if m in set(errors.method)
     ]
+    height = fig.get_figheight()
     fig.legend(
         handles=handles,
         loc="upper center",
         ncol=min(len(handles), 6),
         fontsize=8,
-        bbox_to_anchor=(0.5, 1.0 + 0.12 / len(dtypes)),
+        bbox_to_anchor=(0.5, 1 - 0.3 / height),
         frameon=False,
     )
     fig.suptitle(
         f"derivative {derivative}: bits of error (0 = exact; NaN at the top)"
         + (f"; one line per value of {', '.join(others)}" if others else ""),
-        y=1.0 + 0.22 / len(dtypes),
+        y=1 - 0.05 / height,
+        va="top",
         fontsize=10,
     )
-    fig.tight_layout()
     return _svg(fig)
 
 
@@ -265,7 +275,11 @@ def band_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
     rows = [tuple(r) for r in rows]
     code = {o: i for i, o in enumerate(OUTCOMES)}
     cmap = ListedColormap([COLOURS[o] for o in OUTCOMES])
-    fig, axes = _grid(dtypes, modes, height_per=0.32 * len(rows) + 0.9)
+    # The left column carries the row labels ("implementation / method", 6 pt).
+    label_inches = 0.2 + 0.05 * max(len(f"{a} / {b}") for a, b in rows)
+    fig, axes = _grid(
+        dtypes, modes, height_per=0.3 * len(rows) + 0.3, left=label_inches, top=0.45, wgap=0.3
+    )
     for i, dtype in enumerate(dtypes):
         for j, mode in enumerate(modes):
             ax = axes[i][j]
@@ -297,8 +311,12 @@ def band_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
             if i == len(dtypes) - 1:
                 ax.set_xlabel(x_name, fontsize=8)
             ax.tick_params(axis="x", labelsize=7)
-    fig.suptitle(f"derivative {derivative}: outcome along the input", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle(
+        f"derivative {derivative}: outcome along the input",
+        y=1 - 0.05 / fig.get_figheight(),
+        va="top",
+        fontsize=10,
+    )
     return _svg(fig)
 
 
@@ -382,6 +400,63 @@ def _expectations(case, errors: pd.DataFrame) -> str:
             }
         )
     return _table(pd.DataFrame(rows), numeric=("held", "broken"))
+
+
+def experiment_page(
+    case, errors: pd.DataFrame, summary: pd.DataFrame, facts: dict | None = None
+) -> str:
+    """The page of an experiment case: what and why, the experiment's own figures, the
+    outcomes per quantity and the worst values."""
+    from .experiments import get
+
+    exp = get(case.experiment)
+    inputs = list(exp.inputs)
+    parts = [f'<p><a href="index.html">&larr; all cases</a></p><h1>{_e(case.title)}</h1>']
+    parts.append(f"<p><b>Source.</b> {_e(case.source)}</p>")
+    if case.notes:
+        parts.append(f"<p><b>Notes.</b> {_e(case.notes)}</p>")
+    params = errors.attrs.get("parameters") or case.parameters
+    parts.append(
+        f"<p><b>Experiment</b> <code>{_e(exp.name)}</code>: {_e(exp.description)} "
+        f"Parameters: <code>{_e(json.dumps(params, sort_keys=True))}</code>.</p>"
+    )
+    counts = errors.outcome.value_counts()
+    parts.append(
+        "<h2>Outcomes</h2>"
+        + _key()
+        + "<p>"
+        + ", ".join(f"<b>{o}</b> {int(counts.get(o, 0))}" for o in OUTCOMES if counts.get(o, 0))
+        + "</p>"
+    )
+    parts.append(exp.page(errors, facts or {}))
+    if not summary.empty:
+        table = summary[
+            [
+                "implementation",
+                "method",
+                "mode",
+                "dtype",
+                "derivative",
+                "ok",
+                "points",
+                "max_bits",
+                "stable_domain",
+            ]
+        ]
+        parts.append(
+            f"<h2>Stable domains</h2><details><summary>{len(table)} combinations</summary>"
+            f"{_table(table, numeric=('ok', 'points', 'max_bits'))}</details>"
+        )
+    worst = _worst(errors, inputs)
+    parts.append(
+        "<h2>Worst values</h2>"
+        + (
+            _table(worst, numeric=("bits",))
+            if not worst.empty
+            else "<p>Every judged value is ok.</p>"
+        )
+    )
+    return _page(f"{case.title} - harness report", "\n".join(parts))
 
 
 def case_page(case_id: str, errors: pd.DataFrame, summary: pd.DataFrame, case=None) -> str:
@@ -611,17 +686,26 @@ def render_case(
     summary: pd.DataFrame | None = None,
 ) -> Path:
     """Write ``reports/<case_id>.html``; returns its path. Without the case's ``summary``
-    rows it summarises the errors table itself, so each page can be its own job, in
-    parallel with the other cases."""
+    rows it reads the one the compare stage wrote beside the errors table (or summarises
+    the table itself), so each page can be its own job, in parallel with the other cases."""
     errors = read_table(Path(results) / case_id / "errors.parquet")
     case = _load_case_quietly(cases, case_id)
     if summary is None:
-        from .collect import summarise_case
+        from .collect import case_summary
 
         inputs = list(case.input_names) if case else input_columns(errors)
-        summary = summarise_case(errors, inputs)
+        summary = case_summary(Path(results) / case_id / "errors.parquet", inputs)
     out = Path(reports) / f"{case_id}.html"
-    atomic_write_text(out, case_page(case_id, errors, summary, case))
+    from .experiments import ExperimentCase
+
+    if isinstance(case, ExperimentCase):
+        meta = read_metadata(Path(results) / case_id / "errors.parquet")
+        reference = (meta.get("inputs") or {}).get("reference") or {}
+        errors.attrs["parameters"] = (meta.get("selection") or {}).get("parameters")
+        page = experiment_page(case, errors, summary, reference.get("facts"))
+    else:
+        page = case_page(case_id, errors, summary, case)
+    atomic_write_text(out, page)
     return out
 
 

@@ -53,7 +53,9 @@ rule compare_case:
         evaluations="results/{case}/evaluations.parquet",
         code=stage_sources("compare"),
     output:
-        "results/{case}/errors.parquet",
+        errors="results/{case}/errors.parquet",
+        # The case's summary rows, read by collect_results and render_case_page.
+        summary="results/{case}/summary.parquet",
     params:
         study=stage_settings(config, "compare"),
     log:

@@ -4,6 +4,7 @@
 rule collect_results:
     input:
         errors=expand("results/{case}/errors.parquet", case=CASES),
+        summaries=expand("results/{case}/summary.parquet", case=CASES),
         code=stage_sources("collect"),
     output:
         parquet="results/summary.parquet",
@@ -27,6 +28,7 @@ rule collect_results:
 rule render_case_page:
     input:
         errors="results/{case}/errors.parquet",
+        summary="results/{case}/summary.parquet",
         case="cases/{case}.yaml",
         code=stage_sources("report"),
     output:

@@ -26,8 +26,14 @@ def test_published_schema_is_current():
 
 def test_published_schema_is_a_valid_json_schema():
     schema = json.loads(PUBLISHED.read_text(encoding="utf-8"))
-    assert schema == CASE_SCHEMA
     jsonschema.Draft202012Validator.check_schema(schema)
+    # Expression cases get CASE_SCHEMA; files with `experiment:` the experiment schema.
+    expression = {k: v for k, v in CASE_SCHEMA.items() if k not in ("$schema", "$id", "$defs")}
+    assert schema["$defs"]["expression_case"] == expression
+    validator = jsonschema.Draft202012Validator(schema)
+    bad = {"title": "t", "source": "s", "experiment": "hessian_norm", "parameters": {"seed": 1}}
+    assert any("required" in e.message for e in validator.iter_errors(bad))
+    assert not validator.is_valid({**bad, "experiment": "nope"})
 
 
 def test_there_are_real_cases():
