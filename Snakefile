@@ -6,6 +6,7 @@ from harness.workflow import (
     check_config,
     discover_cases,
     evaluate_mem_mb,
+    job_priority,
     stage_settings,
     stage_sources,
 )
@@ -21,6 +22,9 @@ check_config(config)
 # Cases that validate feed the summary; broken ones still get their own (failing) jobs,
 # so `snakemake --keep-going` finishes everything else and the log says what is wrong.
 CASES, BROKEN = discover_cases("cases")
+# Costliest cases first (their evaluation, comparison and page), so the longest chain
+# does not start last.
+CASE_PRIORITY = job_priority(config)
 
 
 wildcard_constraints:

@@ -374,6 +374,7 @@ EXPERIMENT_CASE_SCHEMA: dict[str, Any] = {
             "dtypes": _list_of(DTYPES),
             "modes": _list_of(MODES),
             "quick": _QUICK,
+            "expectations": CASE_SCHEMA["properties"]["expectations"],
         },
         ["title", "source", "experiment", "parameters"],
     ),

@@ -8,6 +8,7 @@ names, ranges, ties, registered names, duplicate names) are checked here.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -367,6 +368,9 @@ class _Checker:
             self._schema_problem(error)
         if self.problems:
             return None
+        expectations = self._experiment_expectations(data, experiments.get(name))
+        if self.problems or expectations is None:
+            return None
         return experiments.ExperimentCase(
             id=self.case_id,
             path=self.file,
@@ -379,8 +383,33 @@ class _Checker:
             dtypes=tuple(data["dtypes"]) if "dtypes" in data else None,
             modes=tuple(data["modes"]) if "modes" in data else None,
             quick=Narrowing.from_data(data.get("quick")),
+            expectations=tuple(expectations),
             raw=data,
         )
+
+    def _experiment_expectations(self, data: dict[str, Any], exp) -> list[Expectation] | None:
+        """Expectations of an experiment case: implementations are the experiment's
+        (``implementation`` column), ``partial`` one of its quantities, ``where`` ranges
+        over its inputs."""
+        specs = data.get("expectations", [])
+        for i, spec in enumerate(specs):
+            quantity = spec.get("partial")
+            if quantity is not None and quantity not in exp.quantities:
+                self.add(
+                    ("expectations", i, "partial"),
+                    f"unknown quantity {quantity!r}",
+                    f"{exp.name} has: {', '.join(exp.quantities)}",
+                )
+        view = {
+            "implementations": dict.fromkeys(exp.implementations, {}),
+            "expectations": [{k: v for k, v in s.items() if k != "partial"} for s in specs],
+        }
+        built = self._expectations(view, frozenset(exp.inputs))
+        if built is None or self.problems:
+            return None
+        return [
+            dataclasses.replace(e, partial=spec.get("partial")) for e, spec in zip(built, specs)
+        ]
 
     def _schema_problem(self, error: jsonschema.ValidationError) -> None:
         path = tuple(error.absolute_path)

@@ -45,7 +45,15 @@ import pandas as pd
 from .cases import Case, Expectation
 from .floats import FORMATS, bits_of_error, ulps_between
 
-__all__ = ["ERROR_COLUMNS", "OUTCOMES", "compare", "covers", "input_columns", "judge"]
+__all__ = [
+    "ERROR_COLUMNS",
+    "OUTCOMES",
+    "apply_expectations",
+    "compare",
+    "covers",
+    "input_columns",
+    "judge",
+]
 
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
 
@@ -155,6 +163,23 @@ def covers(e: Expectation, frame: pd.DataFrame, case: Case) -> np.ndarray:
     return mask
 
 
+def apply_expectations(out: pd.DataFrame, case) -> None:
+    """Set ``expected_outcome``, ``expectation_reason`` and ``expected`` (in place)."""
+    out["expected_outcome"] = ""
+    out["expectation_reason"] = ""
+    for e in case.expectations:
+        mask = covers(e, out, case)
+        out.loc[mask, "expected_outcome"] = e.outcome
+        out.loc[mask, "expectation_reason"] = e.reason
+    covered = out["expected_outcome"] != ""
+    judged = covered & (out["outcome"] != "ref_unreliable")
+    out["expected"] = np.where(
+        judged,
+        np.where(out["outcome"] == out["expected_outcome"], "held", "broken"),
+        np.where(covered, "unjudged", ""),
+    )
+
+
 def compare(
     case: Case,
     evaluations: pd.DataFrame,
@@ -210,19 +235,7 @@ def compare(
     out["message"] = np.where(
         out["outcome"] == "ref_unreliable", out["reference_message"], out["message"]
     )
-    out["expected_outcome"] = ""
-    out["expectation_reason"] = ""
-    for e in case.expectations:
-        mask = covers(e, out, case)
-        out.loc[mask, "expected_outcome"] = e.outcome
-        out.loc[mask, "expectation_reason"] = e.reason
-    covered = out["expected_outcome"] != ""
-    judged = covered & (out["outcome"] != "ref_unreliable")
-    out["expected"] = np.where(
-        judged,
-        np.where(out["outcome"] == out["expected_outcome"], "held", "broken"),
-        np.where(covered, "unjudged", ""),
-    )
+    apply_expectations(out, case)
     out.insert(0, "case", case.id)
     columns = [*_BEFORE_INPUTS, *names, *_AFTER_INPUTS]
     out = (

@@ -68,6 +68,8 @@ class Experiment:
     parameters: dict[str, Any]  # JSON Schema of the `parameters` mapping
     inputs: tuple[str, ...]
     reference_keys: tuple[str, ...]
+    implementations: tuple[str, ...]  # the values of its `implementation` column
+    quantities: tuple[str, ...]  # the values of its `partial` column
     reference: Callable[..., tuple[list[dict], dict]]
     evaluate: Callable[..., list[dict]]
     page: Callable[[pd.DataFrame, dict], str]
@@ -116,10 +118,13 @@ class ExperimentCase:
     raw: dict[str, Any]
     quick: Any = None  # a harness.cases.Narrowing, or None
     methods: None = None
+    expectations: tuple = ()  # harness.cases.Expectation, partial = a quantity name
     tolerances: tuple = ()
-    expectations: tuple = ()
     implementations: tuple = ()
     partials: tuple = ()
+
+    def label(self, partial: str) -> str:
+        return partial
 
     @property
     def reference(self):  # what settings_for reads: no per-case precision
@@ -266,7 +271,7 @@ def compare_experiment(
     case: ExperimentCase, evaluations: pd.DataFrame, reference: pd.DataFrame, tolerance
 ) -> pd.DataFrame:
     """The errors table, with the standard columns (see :mod:`harness.compare`)."""
-    from .compare import _AFTER_INPUTS, _BEFORE_INPUTS, OUTCOMES, judge
+    from .compare import _AFTER_INPUTS, _BEFORE_INPUTS, OUTCOMES, apply_expectations, judge
 
     exp = get(case.experiment)
     keys = ["dtype", *exp.reference_keys]
@@ -297,9 +302,7 @@ def compare_experiment(
     out["message"] = np.where(
         out["outcome"] == "ref_unreliable", out["reference_message"], out["message"]
     )
-    out["expected"] = ""
-    out["expected_outcome"] = ""
-    out["expectation_reason"] = ""
+    apply_expectations(out, case)
     if "seconds" not in out:
         out["seconds"] = np.nan
     out.insert(0, "case", case.id)

@@ -510,6 +510,8 @@ experiment(
         parameters=PARAMETERS,
         inputs=("n", "h", "probes"),
         reference_keys=("implementation", "partial", "n", "probes"),
+        implementations=FUNCTIONS,
+        quantities=("frobenius_norm", "spectral_norm"),
         reference=reference,
         evaluate=evaluate,
         page=page,

@@ -322,6 +322,8 @@ experiment(
         parameters=PARAMETERS,
         inputs=("n", "sample", "entry"),
         reference_keys=("partial", "n", "sample", "entry"),
+        implementations=("jacobian", "trace_trick", "hvp"),
+        quantities=QUANTITIES,
         reference=reference,
         evaluate=evaluate,
         page=page,

@@ -428,6 +428,8 @@ def experiment_page(
         + ", ".join(f"<b>{o}</b> {int(counts.get(o, 0))}" for o in OUTCOMES if counts.get(o, 0))
         + "</p>"
     )
+    if case.expectations:
+        parts.append("<h2>Expectations</h2>" + _expectations(case, errors))
     parts.append(exp.page(errors, facts or {}))
     if not summary.empty:
         table = summary[

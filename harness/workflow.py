@@ -20,6 +20,8 @@ __all__ = [
     "check_config",
     "discover_cases",
     "evaluate_mem_mb",
+    "evaluation_cost",
+    "job_priority",
     "stage_settings",
     "stage_sources",
 ]
@@ -102,6 +104,49 @@ def evaluate_mem_mb(config: dict[str, Any]) -> int:
     """Memory an ``evaluate_case`` job declares: measured peaks were under 1 GB per case
     in the quick setting and 13.8 GB in the full one (README, Speed)."""
     return 16000 if config.get("setting", "quick") == "full" else 2000
+
+
+def evaluation_cost(case_path: str | Path, config: dict[str, Any]) -> int:
+    """A rough cost of a case's evaluation, for scheduling: implementations x dtypes x
+    modes x the partials each selected method computes (an experiment counts 100). On
+    two cores the study's wall time is set by when its longest chain starts (the
+    logistic case's evaluation, over a minute, used to start last, the study then running
+    on one core for its final minute)."""
+    from .config import load_config
+    from .pipeline import prepare
+
+    try:
+        prep = prepare(case_path, load_config(None, dict(config)))
+    except Exception:  # noqa: BLE001 - a broken case fails in its own job, first
+        return 1000
+    if prep.is_experiment:
+        return 100
+    s, case = prep.settings, prep.case
+    per_method = sum(
+        sum(1 for p in case.partials if 0 < len(p) <= s.max_order.get(m, 4)) for m in s.methods
+    )
+    return len(case.implementations) * len(s.dtypes) * len(s.modes) * per_method
+
+
+def job_priority(config: dict[str, Any], folder: str | Path = "cases"):
+    """The ``priority`` of a case's jobs: a function of the wildcards giving
+    :func:`evaluation_cost` (costliest first), or 0 where this Snakemake takes only
+    numbers (callable priorities are recent)."""
+    try:
+        from snakemake.rules import Rule
+    except ImportError:
+        return 0
+    if not hasattr(Rule, "expand_priority"):
+        return 0
+    cache: dict[str, int] = {}
+
+    def priority(wildcards) -> int:
+        case = wildcards.case
+        if case not in cache:
+            cache[case] = evaluation_cost(Path(folder) / f"{case}.yaml", config)
+        return cache[case]
+
+    return priority
 
 
 def discover_cases(folder: str | Path = "cases") -> tuple[list[str], list[str]]:

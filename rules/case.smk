@@ -38,6 +38,7 @@ rule evaluate_case:
     # Measured peaks: under 1 GB per case in the quick setting; in the full setting
     # 13.8 GB (ratio: TensorFlow's forward mode at order 4 through a division); see
     # README, Speed.
+    priority: CASE_PRIORITY
     resources:
         mem_mb=evaluate_mem_mb(config),
     conda:
@@ -62,6 +63,7 @@ rule compare_case:
         "logs/{case}/compare_case.log",
     benchmark:
         "logs/{case}/compare_case.benchmark.tsv"
+    priority: CASE_PRIORITY
     resources:
         mem_mb=1000,
     conda:

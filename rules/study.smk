@@ -37,6 +37,7 @@ rule render_case_page:
         "logs/{case}/render_case_page.log",
     benchmark:
         "logs/{case}/render_case_page.benchmark.tsv"
+    priority: CASE_PRIORITY
     resources:
         mem_mb=1500,
     conda:
