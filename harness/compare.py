@@ -53,6 +53,7 @@ __all__ = [
     "covers",
     "input_columns",
     "judge",
+    "judge_frame",
 ]
 
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
@@ -163,6 +164,36 @@ def covers(e: Expectation, frame: pd.DataFrame, case: Case) -> np.ndarray:
     return mask
 
 
+def judge_frame(frame: pd.DataFrame, tolerance) -> pd.DataFrame:
+    """Evaluations joined to their reference (``value status reference_rounded
+    reference_mantissa reference_exponent reliable reference_message``), judged per dtype
+    and order with ``tolerance(dtype, order) -> (ulps, reason)``."""
+    parts = []
+    for (dtype, order), group in frame.groupby(["dtype", "order"], sort=False):
+        ulps_budget, reason = tolerance(dtype, int(order))
+        measures = judge(
+            group["value"].to_numpy(np.float64),
+            group["status"].to_numpy(),
+            group["reference_rounded"].to_numpy(np.float64),
+            group["reference_mantissa"].to_numpy(np.float64),
+            group["reference_exponent"].to_numpy(np.int64),
+            group["reliable"].to_numpy(bool),
+            dtype,
+            np.full(len(group), float(ulps_budget)),
+        )
+        g = group.copy()
+        for k, v in measures.items():
+            g[k] = v
+        g["tolerance_ulps"] = float(ulps_budget)
+        g["tolerance_reason"] = reason
+        parts.append(g)
+    out = pd.concat(parts, ignore_index=True)
+    out["message"] = np.where(
+        out["outcome"] == "ref_unreliable", out["reference_message"], out["message"]
+    )
+    return out
+
+
 def apply_expectations(out: pd.DataFrame, case) -> None:
     """Set ``expected_outcome``, ``expectation_reason`` and ``expected`` (in place)."""
     out["expected_outcome"] = ""
@@ -212,29 +243,7 @@ def compare(
     )
     if frame["reference"].isna().any():
         raise ValueError("evaluations hold points the reference does not (stale reference?)")
-    parts = []
-    for (dtype, order), group in frame.groupby(["dtype", "order"], sort=False):
-        ulps_budget, reason = tolerance(dtype, int(order))
-        measures = judge(
-            group["value"].to_numpy(np.float64),
-            group["status"].to_numpy(),
-            group["reference_rounded"].to_numpy(np.float64),
-            group["reference_mantissa"].to_numpy(np.float64),
-            group["reference_exponent"].to_numpy(np.int64),
-            group["reliable"].to_numpy(bool),
-            dtype,
-            np.full(len(group), float(ulps_budget)),
-        )
-        g = group.copy()
-        for k, v in measures.items():
-            g[k] = v
-        g["tolerance_ulps"] = float(ulps_budget)
-        g["tolerance_reason"] = reason
-        parts.append(g)
-    out = pd.concat(parts, ignore_index=True)
-    out["message"] = np.where(
-        out["outcome"] == "ref_unreliable", out["reference_message"], out["message"]
-    )
+    out = judge_frame(frame, tolerance)
     apply_expectations(out, case)
     out.insert(0, "case", case.id)
     columns = [*_BEFORE_INPUTS, *names, *_AFTER_INPUTS]

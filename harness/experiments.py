@@ -271,7 +271,7 @@ def compare_experiment(
     case: ExperimentCase, evaluations: pd.DataFrame, reference: pd.DataFrame, tolerance
 ) -> pd.DataFrame:
     """The errors table, with the standard columns (see :mod:`harness.compare`)."""
-    from .compare import _AFTER_INPUTS, _BEFORE_INPUTS, OUTCOMES, apply_expectations, judge
+    from .compare import _AFTER_INPUTS, _BEFORE_INPUTS, OUTCOMES, apply_expectations, judge_frame
 
     exp = get(case.experiment)
     keys = ["dtype", *exp.reference_keys]
@@ -279,29 +279,7 @@ def compare_experiment(
     frame = evaluations.merge(ref, on=keys, how="left", validate="many_to_one")
     if frame["reliable"].isna().any():
         raise ValueError("evaluations hold quantities the reference does not (stale reference?)")
-    parts = []
-    for (dtype, order), group in frame.groupby(["dtype", "order"], sort=False):
-        ulps_budget, reason = tolerance(dtype, int(order))
-        measures = judge(
-            group["value"].to_numpy(np.float64),
-            group["status"].to_numpy(),
-            group["reference_rounded"].to_numpy(np.float64),
-            group["reference_mantissa"].to_numpy(np.float64),
-            group["reference_exponent"].to_numpy(np.int64),
-            group["reliable"].to_numpy(bool),
-            dtype,
-            np.full(len(group), float(ulps_budget)),
-        )
-        g = group.copy()
-        for k, v in measures.items():
-            g[k] = v
-        g["tolerance_ulps"] = float(ulps_budget)
-        g["tolerance_reason"] = reason
-        parts.append(g)
-    out = pd.concat(parts, ignore_index=True)
-    out["message"] = np.where(
-        out["outcome"] == "ref_unreliable", out["reference_message"], out["message"]
-    )
+    out = judge_frame(frame, tolerance)
     apply_expectations(out, case)
     if "seconds" not in out:
         out["seconds"] = np.nan

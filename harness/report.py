@@ -163,6 +163,13 @@ def _set_xscale(ax, x: np.ndarray) -> None:
         )
     elif (x > 0).all():
         ax.set_xscale("log")
+    else:
+        return
+    # No minor ticks: 8 per decade on every panel were a quarter of a page's time (each
+    # is an artist laid out at every draw), and the decades read well without them.
+    from matplotlib.ticker import NullLocator
+
+    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def _grid(dtypes, modes, width_per=3.7, height_per=1.7, left=0.65, top=0.9, wgap=0.5):
