@@ -249,6 +249,45 @@ def evaluate(tf, params: dict, dtype: str, mode: str) -> list[dict]:
     return rows
 
 
+def _bits_figure(errors: pd.DataFrame) -> str:
+    """Bits of error of every entry: one column per (quantity, implementation), one
+    panel per dtype, colour by n (the first mode only: the modes agree)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .report import _svg
+
+    if errors.empty:
+        return ""
+    sub = errors[errors["mode"] == errors["mode"].iloc[0]]
+    columns = sorted({(q, i) for q, i in zip(sub.partial, sub.implementation)})
+    dtypes = sorted(set(sub.dtype))
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(5.2 * len(dtypes), 3.2), squeeze=False)
+    rng = np.random.default_rng(0)  # jitter only; fixed so pages are reproducible
+    for ax, dtype in zip(axes[0], dtypes):
+        for k, n in enumerate(sorted(set(sub.n))):
+            g = sub[(sub.dtype == dtype) & (sub.n == n)]
+            x = np.array([columns.index((q, i)) for q, i in zip(g.partial, g.implementation)])
+            ax.scatter(
+                x + rng.uniform(-0.3, 0.3, len(x)) + (k - 1) * 0.05,
+                g.bits.to_numpy(float),
+                s=4,
+                color=f"C{k}",
+                label=f"n={n}",
+                rasterized=True,
+            )
+        ax.set_xticks(range(len(columns)))
+        ax.set_xticklabels([f"{q}\n{i}" for q, i in columns], fontsize=6, rotation=60)
+        ax.set_ylabel("bits of error", fontsize=7)
+        ax.set_title(dtype, fontsize=8)
+        ax.tick_params(axis="y", labelsize=6)
+        ax.legend(fontsize=6, markerscale=2)
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.38, top=0.9, wspace=0.25)
+    return f'<figure class="plot">{_svg(fig)}</figure>'
+
+
 def page(errors: pd.DataFrame, facts: dict) -> str:
     """What the trace trick computes, shown on the computed numbers."""
     from .report import _table
@@ -290,6 +329,7 @@ def page(errors: pd.DataFrame, facts: dict) -> str:
         )
     parts.append(
         "<h2>Every way against the mpmath reference</h2>"
+        + _bits_figure(ok)
         + _table(pd.DataFrame(rows), numeric=("entries", "ok", "max_bits", "max_rel_error"))
     )
     # One worked example: n = 2, the first sample, float64, eager.

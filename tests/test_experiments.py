@@ -252,6 +252,12 @@ def test_experiment_pages_render_in_chromium(runs, tmp_path):
         assert all(w > 300 and h > 150 and n > 50 for w, h, n in sizes), sizes
         page.goto(pages[0].as_uri(), wait_until="load")
         assert page.locator("table").count() >= 2
+        sizes = page.eval_on_selector_all(
+            "figure.plot svg",
+            "els => els.map(e => [e.getBoundingClientRect().width, "
+            "e.getBoundingClientRect().height, e.querySelectorAll('*').length])",
+        )
+        assert len(sizes) == 1 and sizes[0][0] > 300 and sizes[0][2] > 50, sizes
         browser.close()
     assert problems == []
     assert all(u.startswith(("file://", "data:")) for u in requests), requests
