@@ -124,6 +124,16 @@ def _ift_hitting_time(tf, stop_gradient: bool):
     return hitting_time
 
 
+def _positional(hitting_time):
+    """The case calls ``f(r=..., y0=...)``; tf.custom_gradient takes positional arguments
+    only under tf.function."""
+
+    def f(r, y0):
+        return hitting_time(r, y0)
+
+    return f
+
+
 @implementation(
     "logistic_rk4",
     inputs=("t", "r", "y0"),
@@ -159,12 +169,7 @@ def _hitting_time_newton_rk4(tf, dtype):
     "differentiable inside the rule, so higher orders see its dependence on θ.",
 )
 def _hitting_time_ift_rk4(tf, dtype):
-    hitting_time = _ift_hitting_time(tf, stop_gradient=False)
-
-    def f(r, y0):  # tf.custom_gradient takes positional arguments only under tf.function
-        return hitting_time(r, y0)
-
-    return f
+    return _positional(_ift_hitting_time(tf, stop_gradient=False))
 
 
 @implementation(
@@ -175,12 +180,7 @@ def _hitting_time_ift_rk4(tf, dtype):
     "drops the rule's dependence on t*(θ).",
 )
 def _hitting_time_ift_rk4_stopped(tf, dtype):
-    hitting_time = _ift_hitting_time(tf, stop_gradient=True)
-
-    def f(r, y0):
-        return hitting_time(r, y0)
-
-    return f
+    return _positional(_ift_hitting_time(tf, stop_gradient=True))
 
 
 @implementation(

@@ -39,6 +39,8 @@ the last one declared wins (put general ones first, exceptions after).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -51,6 +53,7 @@ __all__ = [
     "apply_expectations",
     "compare",
     "covers",
+    "errors_table",
     "input_columns",
     "judge",
     "judge_frame",
@@ -194,6 +197,28 @@ def judge_frame(frame: pd.DataFrame, tolerance) -> pd.DataFrame:
     return out
 
 
+def errors_table(frame: pd.DataFrame, case, names: Sequence[str], tolerance) -> pd.DataFrame:
+    """Judge ``frame`` (see :func:`judge_frame`), mark the case's expectations, and lay
+    the errors table out: the standard columns with ``names`` (the inputs) in between,
+    sorted; shared by expression and experiment cases."""
+    out = judge_frame(frame, tolerance)
+    apply_expectations(out, case)
+    if "seconds" not in out:
+        out["seconds"] = np.nan
+    out.insert(0, "case", case.id)
+    columns = [*_BEFORE_INPUTS, *names, *_AFTER_INPUTS]
+    out = (
+        out[columns]
+        .sort_values(
+            ["implementation", "method", "mode", "dtype", "order", "partial", "point"],
+            kind="stable",
+        )
+        .reset_index(drop=True)
+    )
+    out["outcome"] = pd.Categorical(out["outcome"], categories=OUTCOMES)
+    return out
+
+
 def apply_expectations(out: pd.DataFrame, case) -> None:
     """Set ``expected_outcome``, ``expectation_reason`` and ``expected`` (in place)."""
     out["expected_outcome"] = ""
@@ -243,17 +268,4 @@ def compare(
     )
     if frame["reference"].isna().any():
         raise ValueError("evaluations hold points the reference does not (stale reference?)")
-    out = judge_frame(frame, tolerance)
-    apply_expectations(out, case)
-    out.insert(0, "case", case.id)
-    columns = [*_BEFORE_INPUTS, *names, *_AFTER_INPUTS]
-    out = (
-        out[columns]
-        .sort_values(
-            ["implementation", "method", "mode", "dtype", "order", "partial", "point"],
-            kind="stable",
-        )
-        .reset_index(drop=True)
-    )
-    out["outcome"] = pd.Categorical(out["outcome"], categories=OUTCOMES)
-    return out
+    return errors_table(frame, case, names, tolerance)

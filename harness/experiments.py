@@ -169,16 +169,6 @@ def case_schema(base: dict[str, Any], experiment_name: str | None) -> dict[str, 
 # -- stages -------------------------------------------------------------------------------
 
 
-def _agree_digits(a, b) -> float:
-    import mpmath
-
-    if a == b:
-        return math.inf
-    if not (mpmath.isfinite(a) and mpmath.isfinite(b)):
-        return 0.0
-    return float(-mpmath.log10(abs(a - b) / max(abs(a), abs(b))))
-
-
 def reference_experiment(
     case: ExperimentCase, params: dict, dtypes: Sequence[str], precision: int, verify_digits: int
 ) -> tuple[pd.DataFrame, dict]:
@@ -186,7 +176,7 @@ def reference_experiment(
     import mpmath
 
     from .floats import FORMATS, is_subnormal, round_mpf
-    from .reference import DECIMAL_DIGITS
+    from .reference import DECIMAL_DIGITS, _agree_digits
 
     exp = get(case.experiment)
     keys = list(exp.reference_keys)
@@ -271,7 +261,7 @@ def compare_experiment(
     case: ExperimentCase, evaluations: pd.DataFrame, reference: pd.DataFrame, tolerance
 ) -> pd.DataFrame:
     """The errors table, with the standard columns (see :mod:`harness.compare`)."""
-    from .compare import _AFTER_INPUTS, _BEFORE_INPUTS, OUTCOMES, apply_expectations, judge_frame
+    from .compare import errors_table
 
     exp = get(case.experiment)
     keys = ["dtype", *exp.reference_keys]
@@ -279,22 +269,7 @@ def compare_experiment(
     frame = evaluations.merge(ref, on=keys, how="left", validate="many_to_one")
     if frame["reliable"].isna().any():
         raise ValueError("evaluations hold quantities the reference does not (stale reference?)")
-    out = judge_frame(frame, tolerance)
-    apply_expectations(out, case)
-    if "seconds" not in out:
-        out["seconds"] = np.nan
-    out.insert(0, "case", case.id)
-    columns = [*_BEFORE_INPUTS, *exp.inputs, *_AFTER_INPUTS]
-    out = (
-        out[columns]
-        .sort_values(
-            ["implementation", "method", "mode", "dtype", "order", "partial", "point"],
-            kind="stable",
-        )
-        .reset_index(drop=True)
-    )
-    out["outcome"] = pd.Categorical(out["outcome"], categories=OUTCOMES)
-    return out
+    return errors_table(frame, case, exp.inputs, tolerance)
 
 
 # -- helpers the experiment modules share ------------------------------------------------

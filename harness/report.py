@@ -374,6 +374,14 @@ def _worst(errors: pd.DataFrame, inputs: Sequence[str], n: int = 25) -> pd.DataF
     return out
 
 
+def _worst_section(errors: pd.DataFrame, inputs: Sequence[str], heading: str) -> str:
+    worst = _worst(errors, inputs)
+    body = (
+        _table(worst, numeric=("bits",)) if not worst.empty else "<p>Every judged value is ok.</p>"
+    )
+    return f"<h2>{heading}</h2>{body}"
+
+
 def _expectations(case, errors: pd.DataFrame) -> str:
     if case is None or not case.expectations:
         return '<p class="muted">The case declares no expectations.</p>'
@@ -456,15 +464,7 @@ def experiment_page(
             f"<h2>Stable domains</h2><details><summary>{len(table)} combinations</summary>"
             f"{_table(table, numeric=('ok', 'points', 'max_bits'))}</details>"
         )
-    worst = _worst(errors, inputs)
-    parts.append(
-        "<h2>Worst values</h2>"
-        + (
-            _table(worst, numeric=("bits",))
-            if not worst.empty
-            else "<p>Every judged value is ok.</p>"
-        )
-    )
+    parts.append(_worst_section(errors, inputs, "Worst values"))
     return _page(f"{case.title} - harness report", "\n".join(parts))
 
 
@@ -525,15 +525,7 @@ def case_page(case_id: str, errors: pd.DataFrame, summary: pd.DataFrame, case=No
                 f"</summary>{_table(table, numeric=('ok', 'points', 'max_bits'))}"
                 "</details>"
             )
-    worst = _worst(errors, inputs)
-    parts.append(
-        "<h2>Worst points</h2>"
-        + (
-            _table(worst, numeric=("bits",))
-            if not worst.empty
-            else "<p>Every judged value is ok.</p>"
-        )
-    )
+    parts.append(_worst_section(errors, inputs, "Worst points"))
     return _page(f"{title} - harness report", "\n".join(parts))
 
 

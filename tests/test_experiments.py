@@ -225,7 +225,7 @@ def test_hessian_evaluation_is_reproducible_bit_for_bit(tmp_path):
 def test_experiment_pages_render_in_chromium(runs, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    from .test_report import CHROMIUM, FLAGS
+    from .test_report import CHROMIUM, FLAGS, figure_sizes
 
     where, _ = runs
     pages = [
@@ -243,20 +243,12 @@ def test_experiment_pages_render_in_chromium(runs, tmp_path):
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.on("request", lambda r: requests.append(r.url))
         page.goto(pages[1].as_uri(), wait_until="load")
-        sizes = page.eval_on_selector_all(
-            "figure.plot svg",
-            "els => els.map(e => [e.getBoundingClientRect().width, "
-            "e.getBoundingClientRect().height, e.querySelectorAll('*').length])",
-        )
+        sizes = figure_sizes(page)
         assert len(sizes) == 2  # error vs h, error vs M
         assert all(w > 300 and h > 150 and n > 50 for w, h, n in sizes), sizes
         page.goto(pages[0].as_uri(), wait_until="load")
         assert page.locator("table").count() >= 2
-        sizes = page.eval_on_selector_all(
-            "figure.plot svg",
-            "els => els.map(e => [e.getBoundingClientRect().width, "
-            "e.getBoundingClientRect().height, e.querySelectorAll('*').length])",
-        )
+        sizes = figure_sizes(page)
         assert len(sizes) == 1 and sizes[0][0] > 300 and sizes[0][2] > 50, sizes
         browser.close()
     assert problems == []

@@ -136,6 +136,15 @@ def test_pages_say_the_right_things(study):
         assert "https://" not in text and "<script" not in text
 
 
+def figure_sizes(page) -> list[list[float]]:
+    """Width, height and element count of every figure's SVG on a Playwright page."""
+    return page.eval_on_selector_all(
+        "figure.plot svg",
+        "els => els.map(e => [e.getBoundingClientRect().width, "
+        "e.getBoundingClientRect().height, e.querySelectorAll('*').length])",
+    )
+
+
 def test_pages_render_in_chromium_without_errors_or_network(study, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -151,11 +160,7 @@ def test_pages_render_in_chromium_without_errors_or_network(study, tmp_path):
         for name in ("index", "ratio", "softplus"):
             url = (where / "reports" / f"{name}.html").as_uri()
             page.goto(url, wait_until="load")
-            sizes = page.eval_on_selector_all(
-                "figure.plot svg",
-                "els => els.map(e => [e.getBoundingClientRect().width, "
-                "e.getBoundingClientRect().height, e.querySelectorAll('*').length])",
-            )
+            sizes = figure_sizes(page)
             if name == "index":
                 assert page.locator("td.cell").count() >= 10
             else:
