@@ -374,6 +374,12 @@ def _worst(errors: pd.DataFrame, inputs: Sequence[str], n: int = 25) -> pd.DataF
     return out
 
 
+def _outcomes_section(errors: pd.DataFrame) -> str:
+    counts = errors.outcome.value_counts()
+    found = ", ".join(f"<b>{o}</b> {int(counts.get(o, 0))}" for o in OUTCOMES if counts.get(o, 0))
+    return f"<h2>Outcomes</h2>{_key()}<p>{found}</p>"
+
+
 def _worst_section(errors: pd.DataFrame, inputs: Sequence[str], heading: str) -> str:
     worst = _worst(errors, inputs)
     body = (
@@ -435,14 +441,7 @@ def experiment_page(
         f"<p><b>Experiment</b> <code>{_e(exp.name)}</code>: {_e(exp.description)} "
         f"Parameters: <code>{_e(json.dumps(params, sort_keys=True))}</code>.</p>"
     )
-    counts = errors.outcome.value_counts()
-    parts.append(
-        "<h2>Outcomes</h2>"
-        + _key()
-        + "<p>"
-        + ", ".join(f"<b>{o}</b> {int(counts.get(o, 0))}" for o in OUTCOMES if counts.get(o, 0))
-        + "</p>"
-    )
+    parts.append(_outcomes_section(errors))
     if case.expectations:
         parts.append("<h2>Expectations</h2>" + _expectations(case, errors))
     parts.append(exp.page(errors, facts or {}))
@@ -491,14 +490,7 @@ def case_page(case_id: str, errors: pd.DataFrame, summary: pd.DataFrame, case=No
             f"<p>Function: <code>{_e(case.function_text)}</code>; reference: "
             f"<code>{_e(case.reference.text)}</code> in mpmath, verified.</p>"
         )
-    counts = errors.outcome.value_counts()
-    parts.append(
-        "<h2>Outcomes</h2>"
-        + _key()
-        + "<p>"
-        + ", ".join(f"<b>{o}</b> {int(counts.get(o, 0))}" for o in OUTCOMES if counts.get(o, 0))
-        + "</p>"
-    )
+    parts.append(_outcomes_section(errors))
     parts.append("<h2>Expectations</h2>" + _expectations(case, errors))
     for partial in sorted(errors.partial.unique(), key=lambda p: (len(p), p)):
         label = partial or "f"

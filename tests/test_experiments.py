@@ -225,7 +225,7 @@ def test_hessian_evaluation_is_reproducible_bit_for_bit(tmp_path):
 def test_experiment_pages_render_in_chromium(runs, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    from .test_report import CHROMIUM, FLAGS, figure_sizes
+    from .test_report import figure_sizes, watched_page
 
     where, _ = runs
     pages = [
@@ -236,12 +236,7 @@ def test_experiment_pages_render_in_chromium(runs, tmp_path):
     assert "sum<sub>k</sub> XY[k,k,a,b]" in text and "n = 2, sample 0, float64" in text
     assert "Best step per function" in pages[1].read_text()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 900})
-        problems, requests = [], []
-        page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
-        page.on("pageerror", lambda e: problems.append(str(e)))
-        page.on("request", lambda r: requests.append(r.url))
+        browser, page, problems, requests = watched_page(p)
         page.goto(pages[1].as_uri(), wait_until="load")
         sizes = figure_sizes(page)
         assert len(sizes) == 2  # error vs h, error vs M

@@ -136,6 +136,18 @@ def test_pages_say_the_right_things(study):
         assert "https://" not in text and "<script" not in text
 
 
+def watched_page(playwright):
+    """Debian's Chromium, one page, and the lists its console problems and requests
+    collect into."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    problems, requests = [], []
+    page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
+    return browser, page, problems, requests
+
+
 def figure_sizes(page) -> list[list[float]]:
     """Width, height and element count of every figure's SVG on a Playwright page."""
     return page.eval_on_selector_all(
@@ -151,12 +163,7 @@ def test_pages_render_in_chromium_without_errors_or_network(study, tmp_path):
     where, _, _ = study
     assert Path(CHROMIUM).exists(), "Debian's chromium is needed (make test installs it)"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 900})
-        problems, requests = [], []
-        page.on("console", lambda m: m.type in ("error", "warning") and problems.append(m.text))
-        page.on("pageerror", lambda e: problems.append(str(e)))
-        page.on("request", lambda r: requests.append(r.url))
+        browser, page, problems, requests = watched_page(p)
         for name in ("index", "ratio", "softplus"):
             url = (where / "reports" / f"{name}.html").as_uri()
             page.goto(url, wait_until="load")
