@@ -3,8 +3,9 @@
 Measures (all per row, in the row's dtype):
 
 - ``ulps``: the ordinal distance between the result and the reference rounded to the
-  dtype (:func:`harness.floats.ulps_between`), defined across 0, subnormals and ±inf;
-  NaN when the result is NaN or there is no result;
+  dtype (:func:`harness.floats.ulps_between`), defined across 0, subnormals and ±inf,
+  counted exactly (a nullable unsigned 64-bit integer); missing when the result is NaN
+  or there is no result;
 - ``bits``: ``log2(1 + ulps)``, Herbie's bits of error; a NaN result counts as the
   dtype's width (16, 32 or 64: nothing right);
 - ``rel_error``: ``|result - reference| / |reference|`` against the *exact* reference,
@@ -114,15 +115,17 @@ def judge(
     fmt = FORMATS[dtype]
     has_value = status == "value"
     v = np.where(has_value, value, np.nan)
-    ulps = np.where(has_value & reliable, ulps_between(v, rounded, fmt), np.nan)
-    bits = np.where(has_value & reliable, bits_of_error(ulps, fmt), np.nan)
-    rel = np.where(has_value & reliable, _relative_error(v, mantissa, exponent), np.nan)
+    judged = has_value & reliable
+    ulps = ulps_between(np.where(judged, v, np.nan), np.where(judged, rounded, np.nan), fmt)
+    bits = np.where(judged, bits_of_error(ulps, fmt), np.nan)
+    rel = np.where(judged, _relative_error(v, mantissa, exponent), np.nan)
 
     outcome = np.full(len(v), "inaccurate", dtype=object)
     finite = np.isfinite(v)
     with np.errstate(invalid="ignore"):
         sign_wrong = (np.sign(v) != np.sign(rounded)) & (v != 0) & (rounded != 0)
-        within = ulps <= tolerance_ulps
+        budget = np.floor(np.clip(tolerance_ulps, 0, 2.0**63)).astype(np.uint64)
+        within = (ulps <= budget).fillna(False).to_numpy(bool)
         # Off by a factor of 2 or more either way: relative error >= 1 above the
         # reference, >= 1/2 below it (4 for 1024 is not "right magnitude").
         too_small = (rel >= 0.5) & (np.abs(v) < np.abs(rounded))

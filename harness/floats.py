@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import mpmath
 import numpy as np
+import pandas as pd
 
 __all__ = [
     "FORMATS",
@@ -28,6 +29,7 @@ __all__ = [
     "round_mpf",
     "to_format",
     "ulps_between",
+    "ulps_beyond_range",
 ]
 
 
@@ -117,7 +119,10 @@ def round_mpf(value: mpmath.mpf, fmt: Format) -> float:
 
 
 def to_format(values: np.ndarray, fmt: Format | str) -> np.ndarray:
-    """Round float64 ``values`` to ``fmt`` (nearest, ties to even); returned as float64."""
+    """Round float64 ``values`` to ``fmt`` (nearest, ties to even); returned as float64.
+
+    Signed zeros keep their sign in every format.
+    """
     fmt = FORMATS[fmt] if isinstance(fmt, str) else fmt
     arr = np.asarray(values, dtype=np.float64)
     if fmt.name == "float64":
@@ -129,11 +134,14 @@ def to_format(values: np.ndarray, fmt: Format | str) -> np.ndarray:
         with np.errstate(over="ignore"):
             return arr.astype(np.float16).astype(np.float64)
     # bfloat16: exact integer rounding (ml_dtypes rounds correctly too, but this keeps the
-    # module free of the TensorFlow stack and is checked against it in the tests).
-    return np.array(
-        [round_mpf(mpmath.mpf(float(v)), fmt) if math.isfinite(v) else v for v in arr.ravel()],
-        dtype=np.float64,
-    ).reshape(arr.shape)
+    # module free of the TensorFlow stack and is checked against it in the tests). mpmath
+    # has no negative zero, so a zero (or a value that rounds to zero) takes its sign from
+    # the input.
+    out = [
+        math.copysign(round_mpf(mpmath.mpf(float(v)), fmt), v) if math.isfinite(v) else v
+        for v in arr.ravel()
+    ]
+    return np.array(out, dtype=np.float64).reshape(arr.shape)
 
 
 def is_subnormal(values: np.ndarray, fmt: Format | str) -> np.ndarray:
@@ -143,45 +151,101 @@ def is_subnormal(values: np.ndarray, fmt: Format | str) -> np.ndarray:
     return (a > 0) & (a < fmt.smallest_normal)
 
 
+#: The integer type whose bit pattern holds each format (bfloat16: the top half of float32's).
+_BITS = {
+    "float16": (np.float16, np.int16),
+    "float32": (np.float32, np.int32),
+    "float64": (np.float64, np.int64),
+}
+
+
 def ordinal(values: np.ndarray, fmt: Format | str) -> np.ndarray:
-    """The signed position of each value among the format's values (+0 and -0 are 0).
+    """The signed position of each value among the format's values (+0 and -0 are 0), as
+    exact int64.
 
     Consecutive representable values have consecutive ordinals; +inf is one past the
-    largest finite value. Values must already be representable in ``fmt``; NaN gives NaN.
-    Returned as float64 (exact for every format up to float32; float64 ordinals up to
-    2**63 are exact to 53 bits, which is ample for counting ulps).
+    largest finite value. The position is the value's bit pattern without its sign bit
+    (IEEE 754 orders the magnitudes of a format like their encodings), so it is exact
+    for every format: float64's ordinals reach 2047 * 2**52 and are never rounded.
+
+    Raises
+    ------
+    ValueError
+        For NaN (it has no position) or a value that ``fmt`` cannot hold exactly.
     """
     fmt = FORMATS[fmt] if isinstance(fmt, str) else fmt
     x = np.asarray(values, dtype=np.float64)
-    finite = np.isfinite(x)
-    a = np.abs(np.where(finite, x, 0.0))
-    mant, exp = np.frexp(a)  # a = mant * 2**exp, mant in [0.5, 1)
-    top = exp.astype(np.int64) - 1  # exponent of the leading bit
-    steps = fmt.mantissa_steps
-    normal = a >= fmt.smallest_normal
-    # Normal: (top - emin + 1) binades below it (the subnormal range counts as one),
-    # plus its position inside its binade. Subnormal (and zero): multiples of the quantum.
-    pos_normal = (top - fmt.emin + 1) * steps + np.round((mant * 2.0 - 1.0) * steps).astype(
-        np.int64
+    if np.isnan(x).any():
+        raise ValueError("NaN has no ordinal")
+    if fmt.name == "bfloat16":
+        with np.errstate(over="ignore"):
+            single = x.astype(np.float32)
+        bits = single.view(np.int32).astype(np.int64)
+        exact = (single.astype(np.float64) == x) & ((bits & 0xFFFF) == 0)
+        magnitude = (bits >> 16) & 0x7FFF
+    else:
+        ftype, itype = _BITS[fmt.name]
+        with np.errstate(over="ignore"):
+            narrow = x.astype(ftype)
+        exact = narrow.astype(np.float64) == x
+        magnitude = narrow.view(itype).astype(np.int64) & np.iinfo(itype).max
+    if not exact.all():
+        bad = x[~exact].ravel()[0]
+        raise ValueError(f"{bad!r} is not a {fmt.name} value")
+    return np.where(np.signbit(x), -magnitude, magnitude)
+
+
+def ulps_between(got: np.ndarray, want: np.ndarray, fmt: Format | str) -> pd.arrays.IntegerArray:
+    """Number of ``fmt`` values between ``got`` and ``want`` (both in ``fmt``), exact.
+
+    Returned as a nullable ``UInt64`` array: missing where either side is NaN. The count
+    is the difference of exact int64 ordinals taken modulo 2**64, which is exact because
+    the true difference (at most 2**64 - 2**53, from -inf to +inf in float64) fits.
+    """
+    a, b = np.broadcast_arrays(
+        np.asarray(got, dtype=np.float64).ravel(), np.asarray(want, dtype=np.float64).ravel()
     )
-    pos_sub = np.round(np.where(normal, 0.0, a) / fmt.smallest_subnormal).astype(np.int64)
-    pos = np.where(normal, pos_normal, pos_sub).astype(np.float64)
-    inf_pos = float((fmt.emax - fmt.emin + 2) * steps)
-    pos = np.where(np.isinf(x), inf_pos, pos)
-    signed = np.where(np.signbit(x), -pos, pos)
-    out = np.where(np.isnan(x), np.nan, signed)
+    missing = np.isnan(a) | np.isnan(b)
+    oa = ordinal(np.where(missing, 0.0, a), fmt)
+    ob = ordinal(np.where(missing, 0.0, b), fmt)
+    ua, ub = oa.view(np.uint64), ob.view(np.uint64)
+    # Unsigned subtraction wraps modulo 2**64: exact for the larger minus the smaller.
+    diff = np.where(oa >= ob, ua - ub, ub - ua)
+    return pd.arrays.IntegerArray(diff, missing)
+
+
+def ulps_beyond_range(
+    value: np.ndarray, mantissa: np.ndarray, exponent: np.ndarray, fmt: Format | str
+) -> np.ndarray:
+    """Ulps between finite ``value`` (in ``fmt``) and a true value ``mantissa * 2**exponent``
+    that lies beyond ``fmt``'s largest finite value, counted in ``fmt``'s precision with
+    its exponent range extended upwards (so the largest finite float32, 3.4e38, is about
+    2**31 ulps from a true 1e300, not the one ordinal step to +inf). Saturates at
+    2**64 - 1; ``mantissa`` is in [0.5, 1) as from ``frexp``.
+    """
+    fmt = FORMATS[fmt] if isinstance(fmt, str) else fmt
+    out = np.zeros(len(value), dtype=np.uint64)
+    have = ordinal(np.asarray(value, dtype=np.float64), fmt)
+    steps, p = fmt.mantissa_steps, fmt.precision
+    for i, (m, e) in enumerate(zip(mantissa, exponent)):
+        whole = int(abs(float(m)) * 2.0**53)  # the mantissa's 53 bits, exactly
+        low = int(e) - 53
+        top = low + whole.bit_length() - 1
+        shift = top - (p - 1) - low
+        r = _round_int_ratio(whole, shift) if shift > 0 else whole << -shift
+        if r.bit_length() > p:  # carried into the next binade
+            r >>= 1
+            top += 1
+        position = (top - fmt.emin + 1) * steps + (r - steps)
+        position = -position if m < 0 else position
+        out[i] = min(abs(position - int(have[i])), 2**64 - 1)
     return out
-
-
-def ulps_between(got: np.ndarray, want: np.ndarray, fmt: Format | str) -> np.ndarray:
-    """Number of ``fmt`` values between ``got`` and ``want`` (both in ``fmt``); NaN if either is."""
-    return np.abs(ordinal(got, fmt) - ordinal(want, fmt))
 
 
 def bits_of_error(ulps: np.ndarray, fmt: Format | str) -> np.ndarray:
     """Herbie's bits of error, ``log2(1 + ulps)``; a NaN result counts as the format's width."""
     fmt = FORMATS[fmt] if isinstance(fmt, str) else fmt
-    u = np.asarray(ulps, dtype=np.float64)
+    u = pd.array(ulps, dtype="UInt64").to_numpy(np.float64, na_value=np.nan)
     with np.errstate(invalid="ignore"):
         bits = np.log2(1.0 + np.where(np.isnan(u), 0.0, u))
     return np.where(np.isnan(u), float(fmt.width), bits)

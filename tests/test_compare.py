@@ -7,11 +7,13 @@ import math
 import numpy as np
 
 from harness.compare import judge
+from harness.floats import to_format
 
 
 def _judge(values, rounded, status=None, reliable=None, dtype="float32", tol=4.0, exact=None):
-    values = np.array(values, dtype=np.float64)
-    rounded = np.array(rounded, dtype=np.float64)
+    # Results and rounded references are values of the dtype (decimal literals are not).
+    values = to_format(np.array(values, dtype=np.float64), dtype)
+    rounded = to_format(np.array(rounded, dtype=np.float64), dtype)
     exact = rounded if exact is None else np.array(exact, dtype=np.float64)
     m, e = np.frexp(np.where(np.isfinite(exact), exact, 0.0))
     return judge(
@@ -74,7 +76,8 @@ def test_relative_error_never_overflows():
         np.array([4.0]),
     )
     assert r["rel_error"][0] == np.inf and r["outcome"][0] == "wrong"
-    r = _judge([3.4028235e38], [3.4028235e38], dtype="float32", exact=[3.4028235e38])
+    top = float(np.finfo(np.float32).max)
+    r = _judge([top], [top], dtype="float32", exact=[top])
     assert r["rel_error"][0] == 0.0
 
 

@@ -17,6 +17,7 @@ from harness.floats import (
     round_mpf,
     to_format,
     ulps_between,
+    ulps_beyond_range,
 )
 
 CASTS = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
@@ -73,19 +74,103 @@ def test_round_mpf_rounds_once_not_twice():
         assert round_mpf(mpmath.mpf(3) * mpmath.mpf(2) ** -150, FORMATS["float32"]) == 2.0**-148
 
 
-@pytest.mark.parametrize("name", ["float16", "float32", "float64"])
-def test_ordinal_matches_bit_patterns(name):
-    np_type = {
-        "float16": (np.float16, np.int16),
-        "float32": (np.float32, np.int32),
-        "float64": (np.float64, np.int64),
-    }[name]
-    x = to_format(_samples(), name)
-    x = x[np.isfinite(x) | np.isinf(x)]
-    bits = x.astype(np_type[0]).view(np_type[1]).astype(np.int64)
-    mag = np.where(bits < 0, bits & np.iinfo(np_type[1]).max, bits)
-    want = np.where(np.signbit(x), -mag, mag).astype(np.float64)
-    assert np.array_equal(ordinal(x, name), want)
+NUMPY_TYPES = {**CASTS, "float64": np.float64}
+
+
+def _walk(name: str) -> np.ndarray:
+    """Every non-NaN value of a 16-bit format, from -inf to +inf, by ``nextafter``: the
+    i-th value is i steps from -inf (the walk passes -0.0 and never +0.0)."""
+    t = NUMPY_TYPES[name]
+    x, top = np.array([-np.inf], dtype=t), np.array([np.inf], dtype=t)
+    out = [x[0]]
+    while x[0] != top[0]:
+        with np.errstate(over="ignore"):
+            x = np.nextafter(x, top)
+        out.append(x[0])
+    return np.array(out, dtype=np.float64)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_ordinal_and_ulps_exhaustively_against_a_nextafter_walk(name):
+    walk = _walk(name)
+    # Every bit pattern but the NaNs (all-ones exponent, nonzero mantissa) and +0.0.
+    assert len(walk) == 2**16 - 2 * (2 ** (FORMATS[name].precision - 1) - 1) - 1
+    zero = int(np.flatnonzero(walk == 0)[0])
+    want = np.arange(len(walk), dtype=np.int64) - zero
+    assert np.array_equal(ordinal(walk, name), want)
+    rng = np.random.default_rng(11)
+    i, j = rng.integers(0, len(walk), (2, 20000))
+    got = ulps_between(walk[i], walk[j], name)
+    assert got.dtype == "UInt64"
+    assert np.array_equal(got.to_numpy(np.int64), np.abs(i - j))
+
+
+def _steps(name: str, start: float, k: int, toward: float) -> tuple[float, int]:
+    """``start`` moved ``k`` values toward ``toward`` by ``nextafter`` (stopping at
+    ``toward``), and the number of steps taken; -0.0 and +0.0 count as one value."""
+    t = NUMPY_TYPES[name]
+    x, goal = t(start), t(toward)
+    taken = 0
+    while taken < k and x != goal:
+        with np.errstate(over="ignore"):
+            nxt = np.nextafter(x, goal)
+        if not (x == 0 and nxt == 0):  # from -0.0 to +0.0 is no step
+            taken += 1
+        x = nxt
+    return float(x), taken
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+def test_ulps_against_nextafter_walks_at_random_and_at_the_edges(name):
+    f = FORMATS[name]
+    tiny, small, top = f.smallest_subnormal, f.smallest_normal, f.max_finite
+    starts = [0.0, -0.0, tiny, -tiny, small, -small, small - tiny, top, -top, 1.0, -1.0]
+    starts.append(float(NUMPY_TYPES[name](0.7)))
+    rng = np.random.default_rng(5)
+    mags = 10.0 ** rng.uniform(np.log10(tiny), np.log10(top), 300)
+    starts += list(to_format(mags * rng.choice([-1, 1], mags.size), name))
+    got, want = [], []
+    for s in starts:
+        for toward in (-np.inf, np.inf):
+            k = int(rng.integers(1, 1500))
+            end, taken = _steps(name, s, k, toward)
+            got.append((s, end))
+            want.append(taken)
+    a, b = np.array(got).T
+    assert np.array_equal(ulps_between(a, b, name).to_numpy(np.int64), want)
+    assert np.array_equal(ulps_between(b, a, name).to_numpy(np.int64), want)
+
+
+def test_ulps_are_exact_where_float64_ordinals_used_to_round():
+    one_below = float(np.nextafter(1.0, 0.0))
+    assert ulps_between([1.0], [one_below], "float64")[0] == 1
+    two_up = float(np.nextafter(np.nextafter(0.7, 1.0), 1.0))
+    assert ulps_between([0.7], [two_up], "float64")[0] == 2
+    # A binade holds 2**(precision - 1) values; the subnormal range as many.
+    for name in ("float32", "float64"):
+        f = FORMATS[name]
+        assert ulps_between([1.0], [2.0], name)[0] == 2 ** (f.precision - 1)
+        assert ulps_between([0.0], [f.smallest_normal], name)[0] == 2 ** (f.precision - 1)
+    # From -inf to +inf in float64: 2 * (2047 * 2**52) values apart, beyond int64.
+    assert ulps_between([-np.inf], [np.inf], "float64")[0] == 2 * 2047 * 2**52
+
+
+def test_ordinal_refuses_nan_and_values_the_format_cannot_hold():
+    with pytest.raises(ValueError, match="NaN"):
+        ordinal(np.array([np.nan]), "float32")
+    with pytest.raises(ValueError, match="not a float32 value"):
+        ordinal(np.array([0.1]), "float32")
+    with pytest.raises(ValueError, match="not a bfloat16 value"):
+        ordinal(np.array([1.0 + 2.0**-10]), "bfloat16")
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64"])
+def test_rounding_keeps_the_sign_of_zero(name):
+    # Zeros, and (below float64) values too small for the format, which round to zero.
+    x = np.array([-0.0, 0.0] + ([-1e-300, 1e-300] if name != "float64" else []))
+    got = to_format(x, name)
+    assert not got.any()
+    assert list(np.signbit(got)) == list(np.signbit(x))
 
 
 def test_ordinal_is_consecutive_across_zero_subnormals_and_inf():
@@ -95,11 +180,27 @@ def test_ordinal_is_consecutive_across_zero_subnormals_and_inf():
     assert list(np.diff(ordinal(x, "bfloat16"))) == [1, 1, 1, 125, 1]
     assert ulps_between(np.array([top]), np.array([np.inf]), "bfloat16")[0] == 1
     assert ulps_between(np.array([-0.0]), np.array([0.0]), "float32")[0] == 0
-    assert np.isnan(ulps_between(np.array([np.nan]), np.array([1.0]), "float32")[0])
+    assert ulps_between(np.array([np.nan]), np.array([1.0]), "float32").isna()[0]
+
+
+def test_ulps_beyond_range_count_in_an_unbounded_exponent():
+    # 1e300 = m 2**e; float32 keeps 24 bits: the distance from 3.4028235e38 (the largest
+    # float32) is counted as if the binades went on, 2**23 values per binade.
+    m, e = np.frexp(1e300)
+    e = int(e)
+    got = ulps_beyond_range(np.array([FORMATS["float32"].max_finite]), [m], [e], "float32")
+    binades = e - 1 - 127  # from the largest float32's binade to 1e300's
+    assert abs(int(got[0]) - binades * 2**23) < 2**23
+    # Just beyond the largest float64 that rounds to +inf: 1 ulp past the largest finite.
+    m, e = 0.5 * (2 - 2.0**-52) + 2.0**-54, 1024  # top + half an ulp and a quarter
+    got = ulps_beyond_range(np.array([FORMATS["float64"].max_finite]), [m], [e], "float64")
+    assert int(got[0]) == 1
 
 
 def test_bits_of_error():
     assert list(bits_of_error(np.array([0, 1, 3, np.nan]), "float32")) == [0, 1, 2, 32]
+    exact = ulps_between([1.0, 1.0], [1.0 + 2**-52 * 3, np.nan], "float64")
+    assert list(bits_of_error(exact, "float64")) == [2, 64]
 
 
 def test_is_subnormal():
