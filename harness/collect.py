@@ -31,8 +31,9 @@ import pandas as pd
 
 from . import provenance
 from .compare import OUTCOMES, input_columns
+from .points import segment_index
 from .results import read_metadata, read_table
-from .summary import KEYS, ranked_failures, worst_point
+from .summary import KEYS, NOT_FAILURES, ranked_failures, worst_point
 
 __all__ = [
     "ProvenanceMismatch",
@@ -50,34 +51,43 @@ class ProvenanceMismatch(ValueError):
     """Per-case tables that cannot be merged; the message says which and why."""
 
 
-def _runs(values: np.ndarray, ok: np.ndarray, judged: np.ndarray) -> list[list[float]]:
-    """Closed intervals of consecutive all-ok values (``values`` sorted ascending)."""
+def _runs(values: np.ndarray, ok: np.ndarray, piece: np.ndarray) -> list[list[float]]:
+    """Closed intervals of consecutive all-ok values (``values`` sorted ascending); a run
+    ends at a value that is not ok and where the sampled interval (``piece``) changes."""
     out: list[list[float]] = []
     start = end = None
-    for v, good, j in zip(values, ok, judged):
-        if not j:
-            continue
+    last_piece = None
+    for v, good, k in zip(values, ok, piece):
+        if start is not None and (not good or k != last_piece):
+            out.append([float(start), float(end)])
+            start = end = None
         if good:
             if start is None:
                 start = v
             end = v
-        elif start is not None:
-            out.append([float(start), float(end)])
-            start = end = None
+        last_piece = k
     if start is not None:
         out.append([float(start), float(end)])
     return out
 
 
-def stable_domain(group: pd.DataFrame, free_inputs: Sequence[str]) -> dict[str, list]:
-    """``{input: [[lo, hi], ...]}`` where every (judged) point is ``ok``."""
-    judged = group["outcome"] != "ref_unreliable"
-    flags = pd.DataFrame({"bad": judged & (group["outcome"] != "ok"), "judged": judged})
+def stable_domain(
+    group: pd.DataFrame, free_inputs: Sequence[str], segments: dict | None = None
+) -> dict[str, list]:
+    """``{input: [[lo, hi], ...]}`` where every point is ``ok``: what was evaluated, so a
+    run ends at a point that is not ok, at an unreliable reference (not judged, so not
+    known to be ok), and at a gap between the intervals the input was sampled from
+    (``segments``, :func:`harness.points.segments`). A ``flushed`` point (a platform
+    effect, reported apart) neither ends nor extends a run."""
+    rows = group[group["outcome"] != "flushed"]
+    bad = rows["outcome"] != "ok"
     out = {}
     for name in free_inputs:
-        per_value = flags.groupby(group[name].to_numpy(), sort=True).any()
-        good = (~per_value["bad"] & per_value["judged"]).to_numpy()
-        out[name] = _runs(per_value.index.to_numpy(), good, per_value["judged"].to_numpy())
+        per_value = bad.groupby(rows[name].to_numpy(), sort=True).any()
+        values = per_value.index.to_numpy(np.float64)
+        pieces = (segments or {}).get(name)
+        piece = segment_index(values, pieces) if pieces else np.zeros(len(values), int)
+        out[name] = _runs(values, ~per_value.to_numpy(), piece)
     return out
 
 
@@ -103,10 +113,14 @@ def _free_inputs(errors: pd.DataFrame, inputs: Sequence[str]) -> list[str]:
 
 
 def summarise_case(
-    errors: pd.DataFrame, inputs: Sequence[str], domains: bool = True
+    errors: pd.DataFrame,
+    inputs: Sequence[str],
+    domains: bool = True,
+    segments: dict | None = None,
 ) -> pd.DataFrame:
     """Summary rows of one case's errors table (``domains=False``: skip the stable
-    domains, the slow part, for a terminal summary)."""
+    domains, the slow part, for a terminal summary; ``segments``: the intervals each
+    input was sampled from, which a stable domain never bridges)."""
     free = _free_inputs(errors, inputs)
     rows = []
     for key, group in errors.groupby(KEYS, sort=True, observed=True):
@@ -123,7 +137,7 @@ def summarise_case(
                 "worst_wanted": w["reference"],
                 "worst_outcome": str(w["outcome"]),
             }
-        domain = stable_domain(group, free) if domains else {}
+        domain = stable_domain(group, free, segments) if domains else {}
         rows.append(
             {
                 "case": group["case"].iloc[0],
@@ -133,10 +147,7 @@ def summarise_case(
                 **{o: int(counts.get(o, 0)) for o in OUTCOMES},
                 # Failures no declared expectation covers: the findings to read first.
                 "unexpected_failures": int(
-                    (
-                        (~group["outcome"].isin(["ok", "ref_unreliable"]))
-                        & (group["expected"] == "")
-                    ).sum()
+                    ((~group["outcome"].isin(NOT_FAILURES)) & (group["expected"] == "")).sum()
                 ),
                 "expected_held": int((group["expected"] == "held").sum()),
                 "expected_broken": int((group["expected"] == "broken").sum()),
@@ -167,7 +178,7 @@ def write_case_summary(errors: pd.DataFrame, errors_path: str | Path, inputs, me
     from .results import write_table
 
     out = Path(errors_path).with_name("summary.parquet")
-    summary = summarise_case(errors, list(inputs))
+    summary = summarise_case(errors, list(inputs), segments=meta.get("segments"))
     write_table(summary, out, {**meta, "errors_sha256": file_digest(errors_path)})
     return out
 
@@ -180,7 +191,9 @@ def case_summary(errors_path: str | Path, inputs: Sequence[str] | None = None) -
         if read_metadata(beside).get("errors_sha256") == file_digest(errors_path):
             return read_table(beside)
     errors = read_table(errors_path)
-    return summarise_case(errors, list(inputs) if inputs else input_columns(errors))
+    segments = read_metadata(errors_path).get("segments")
+    names = list(inputs) if inputs else input_columns(errors)
+    return summarise_case(errors, names, segments=segments)
 
 
 def _check_agreement(metas: dict[str, dict]) -> dict:

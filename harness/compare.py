@@ -5,12 +5,32 @@ Measures (all per row, in the row's dtype):
 - ``ulps``: the ordinal distance between the result and the reference rounded to the
   dtype (:func:`harness.floats.ulps_between`), defined across 0, subnormals and ±inf,
   counted exactly (a nullable unsigned 64-bit integer); missing when the result is NaN
-  or there is no result;
+  or there is no result. Where the truth lies beyond the dtype's largest finite value
+  and the result is finite, it is counted with the exponent range extended upwards
+  (:func:`harness.floats.ulps_beyond_range`): the largest finite float32 is then about
+  2**31 ulps from a true 1e300, not the one step to +inf that would make it look right;
 - ``bits``: ``log2(1 + ulps)``, Herbie's bits of error; a NaN result counts as the
   dtype's width (16, 32 or 64: nothing right);
 - ``rel_error``: ``|result - reference| / |reference|`` against the *exact* reference,
-  computed from its mantissa and exponent so it never overflows (``inf`` when the
-  reference is 0 and the result is not).
+  computed from its mantissa and exponent so it never overflows; ``inf`` when the
+  reference is exactly 0 and the result is not. Where the truth lies outside the dtype's
+  range and the result is the dtype's best answer for it (the right infinity for an
+  overflow, 0 for an underflow: the rounded reference itself), ``rel_error`` is 0, so a
+  filter on it never shows a right answer as infinitely wrong.
+
+Tolerance, per method (``tolerance``, ``tolerance_unit``, ``tolerance_reason`` per row):
+
+- autodiff: the study's budget in ulps per dtype and order, overridable per case with a
+  reason (``tolerance_unit`` = ``ulps``);
+- finite differences: the error a correct central difference has at the step it used
+  (:mod:`harness.stencils`, computed by the reference stage): ``ok`` within that
+  absolute error (``tolerance_unit`` = ``absolute``) or within the autodiff budget;
+- an exactly-zero reference (a structural zero: ``d⁴/dx⁴`` of a cubic) has no relative
+  error to speak of: a result is ``ok`` when ``|result| <= budget * eps * S``, with ``S``
+  the largest |reference| of the point's partials of the same or lower order (the
+  scale at which the computation rounds); otherwise the vocabulary applies (a nonzero
+  result of the right magnitude class is ``wrong``, being infinitely far in relative
+  terms).
 
 Outcome (first rule that applies):
 
@@ -18,23 +38,30 @@ Outcome (first rule that applies):
 ``error``           the framework raised; the message is kept
 ``missing``         the framework returned no gradient (``None``)
 ``ref_unreliable``  the reference did not verify; the row is kept out of verdicts
+``flushed``         not right, but right against the reference with the platform's
+                    subnormal flush applied (:mod:`harness.flush`); reported apart
 ``nan``             the result is NaN
 ``inf``             ±inf where the rounded reference is finite
+``ok``              a finite difference within its predicted error (even at 0)
 ``zero``            0 where the rounded reference is not
 ``ok``              within the tolerance in ulps (an overflowing true value makes
-                    ±inf the right answer; ±0 match each other)
+                    ±inf the right answer; ±0 match each other), or an exact zero
+                    within its scale
 ``wrong``           finite, and the wrong sign or magnitude: off by a factor of 2
                     or more either way (relative error >= 1 above the reference,
                     >= 1/2 below it)
 ``inaccurate``      finite, beyond tolerance, right sign and magnitude
 ==================  =============================================================
 
-An infinite result of the wrong sign where the reference overflows is ``wrong``.
+An infinite result of the wrong sign where the reference overflows is ``wrong``; a
+finite result where the reference overflows is ``wrong`` or ``inaccurate`` by its
+relative error (never ``ok``).
 
 Expectations. A case declares known failures; every row an expectation covers gets
 ``expected_outcome`` and ``expected`` = ``held`` (the outcome is the declared one) or
-``broken`` (it is not: the failure did not happen, or something else did). Rows no
-expectation covers have ``expected`` = ``""``. When several expectations cover a row,
+``broken`` (it is not: the failure did not happen, or something else did); a covered
+row that is ``ref_unreliable`` or ``flushed`` is ``unjudged``. Rows no expectation
+covers have ``expected`` = ``""``. When several expectations cover a row,
 the last one declared wins (put general ones first, exceptions after).
 """
 
@@ -45,8 +72,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .case_schema import OUTCOMES as DECLARABLE_OUTCOMES
 from .cases import Case, Expectation
-from .floats import FORMATS, bits_of_error, ulps_between
+from .fd_model import FD_COLUMNS
+from .floats import FORMATS, bits_of_error, ulps_between, ulps_beyond_range
+from .flush import FLUSH_COLUMNS, flush_columns
+from .stencils import MODEL_FACTOR
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -56,11 +87,13 @@ __all__ = [
     "covers",
     "errors_table",
     "input_columns",
+    "join_reference",
     "judge",
     "judge_frame",
 ]
 
-OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
+#: Every outcome: those an expectation may declare, and ``flushed`` (a platform effect).
+OUTCOMES = (*DECLARABLE_OUTCOMES, "flushed")
 
 ERROR_COLUMNS = ["case", "implementation", "method", "mode", "dtype", "order", "partial"]
 
@@ -78,7 +111,8 @@ _AFTER_INPUTS = (
     "expected",
     "expected_outcome",
     "expectation_reason",
-    "tolerance_ulps",
+    "tolerance",
+    "tolerance_unit",
     "tolerance_reason",
     "message",
     "seconds",
@@ -101,6 +135,13 @@ def _relative_error(value: np.ndarray, mantissa: np.ndarray, exponent: np.ndarra
     return rel
 
 
+def _absolute_error(value: np.ndarray, mantissa: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """``|value - m 2^e|`` in float64 (inf where the exact reference is beyond float64)."""
+    with np.errstate(all="ignore"):
+        exact = np.ldexp(mantissa, exponent.astype(np.int64).clip(-100000, 100000))
+        return np.abs(value - exact)
+
+
 def judge(
     value: np.ndarray,
     status: np.ndarray,
@@ -110,40 +151,89 @@ def judge(
     reliable: np.ndarray,
     dtype: str,
     tolerance_ulps: np.ndarray,
+    tolerance_abs: np.ndarray | None = None,
+    zero_scale: np.ndarray | None = None,
+    flush_rounded: np.ndarray | None = None,
+    flush_defined: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """``ulps bits rel_error outcome`` for rows of one dtype (vectorised)."""
+    """``ulps bits rel_error outcome`` for rows of one dtype (vectorised).
+
+    ``tolerance_abs`` (finite differences; NaN elsewhere): an absolute error at or below
+    which the row is ``ok`` too, outranking ``zero``. ``zero_scale``: for a reference
+    that is exactly 0, the magnitude of the point's lower-order references, which sets
+    the absolute error an exact zero admits. ``flush_rounded``/``flush_defined``: the
+    reference once the platform's subnormal flush is applied (NaN where the flush does
+    not change it) and whether it is defined there (see the module docstring).
+    """
+    n = len(value)
+    nan = np.full(n, np.nan)
+    tolerance_abs = nan if tolerance_abs is None else tolerance_abs
+    zero_scale = nan if zero_scale is None else zero_scale
+    flush_rounded = nan if flush_rounded is None else flush_rounded
+    flush_defined = np.ones(n, dtype=bool) if flush_defined is None else flush_defined
     fmt = FORMATS[dtype]
     has_value = status == "value"
     v = np.where(has_value, value, np.nan)
     judged = has_value & reliable
     ulps = ulps_between(np.where(judged, v, np.nan), np.where(judged, rounded, np.nan), fmt)
+    # A finite result where the truth is beyond the dtype's range: counted in an
+    # exponent range extended upwards, not as the one step from the largest finite to inf.
+    beyond = judged & np.isinf(rounded) & np.isfinite(v)
+    if beyond.any():
+        ulps[beyond] = ulps_beyond_range(v[beyond], mantissa[beyond], exponent[beyond], fmt)
     bits = np.where(judged, bits_of_error(ulps, fmt), np.nan)
     rel = np.where(judged, _relative_error(v, mantissa, exponent), np.nan)
+    # The dtype's best answer for a truth outside its range (an overflow returned as the
+    # right infinity, an underflow as 0) is not "infinitely wrong".
+    saturated = judged & (v == rounded) & (np.isinf(rounded) | (rounded == 0))
+    rel = np.where(saturated, 0.0, rel)
 
-    outcome = np.full(len(v), "inaccurate", dtype=object)
+    outcome = np.full(n, "inaccurate", dtype=object)
     finite = np.isfinite(v)
     with np.errstate(invalid="ignore"):
         sign_wrong = (np.sign(v) != np.sign(rounded)) & (v != 0) & (rounded != 0)
         budget = np.floor(np.clip(tolerance_ulps, 0, 2.0**63)).astype(np.uint64)
         within = (ulps <= budget).fillna(False).to_numpy(bool)
+        within_abs = _absolute_error(v, mantissa, exponent) <= tolerance_abs
+        # An exact zero: the noise of rounding at the scale of the point's lower orders.
+        exact_zero = (mantissa == 0) & finite
+        within_zero = exact_zero & (np.abs(v) <= tolerance_ulps * fmt.eps * zero_scale)
         # Off by a factor of 2 or more either way: relative error >= 1 above the
         # reference, >= 1/2 below it (4 for 1024 is not "right magnitude").
         too_small = (rel >= 0.5) & (np.abs(v) < np.abs(rounded))
+        in_play = ~np.isnan(flush_rounded) | ~flush_defined
+        flush_ulps = ulps_between(
+            np.where(in_play & judged, v, np.nan), np.where(in_play, flush_rounded, np.nan), fmt
+        )
+        flushed = in_play & (
+            (np.isnan(v) & ~flush_defined)
+            | (flush_ulps <= budget).fillna(False).to_numpy(bool)
+            | (v == flush_rounded)
+        )
     wrong = finite & ((rel >= 1) | sign_wrong | too_small)
+    spurious_inf = np.isinf(v) & np.isfinite(rounded)
+    spurious_zero = (v == 0) & (rounded != 0)
+    ok = within_abs | ((within | within_zero) & ~spurious_inf & ~spurious_zero)
     rules = [
         (status == "error", "error"),
         (status == "missing", "missing"),
         (~reliable, "ref_unreliable"),
+        # Right once the platform's flush of subnormals is applied (and not right
+        # without it): a platform effect, reported apart.
+        (flushed & ~ok, "flushed"),
         (np.isnan(v), "nan"),
-        # inf and zero outrank the tolerance: a spurious 0 next to the smallest
-        # subnormal is 1 ulp away, and still the failure the vocabulary names.
-        (np.isinf(v) & np.isfinite(rounded), "inf"),
-        ((v == 0) & (rounded != 0), "zero"),
-        (within, "ok"),
+        # inf and zero outrank the ulps tolerance: a spurious 0 next to the smallest
+        # subnormal is 1 ulp away, and still the failure the vocabulary names. A finite
+        # difference within its predicted error is ok even at 0: the stencil cannot
+        # resolve a value below its own error.
+        (spurious_inf, "inf"),
+        (within_abs, "ok"),
+        (spurious_zero, "zero"),
+        (within | within_zero, "ok"),
         (np.isinf(v), "wrong"),  # the opposite infinity to an overflowing reference
         (wrong, "wrong"),
     ]
-    decided = np.zeros(len(v), dtype=bool)
+    decided = np.zeros(n, dtype=bool)
     for mask, name in rules:
         mask = mask & ~decided
         outcome[mask] = name
@@ -170,13 +260,73 @@ def covers(e: Expectation, frame: pd.DataFrame, case: Case) -> np.ndarray:
     return mask
 
 
+def _zero_scale(frame: pd.DataFrame) -> np.ndarray:
+    """Per row: the largest finite |reference| among the point's partials of the row's
+    order or lower (the scale an exactly-zero reference is judged on)."""
+    refs = frame[["dtype", "point", "partial", "order", "reference_rounded", "reliable"]]
+    refs = refs.drop_duplicates(["dtype", "point", "partial"])
+    size = np.abs(refs["reference_rounded"].to_numpy(np.float64))
+    size = np.where(refs["reliable"].to_numpy(bool) & np.isfinite(size), size, 0.0)
+    table = (
+        refs.assign(size=size)
+        .groupby(["dtype", "point", "order"])["size"]
+        .max()
+        .unstack("order", fill_value=0.0)
+        .sort_index(axis=1)
+        .cummax(axis=1)
+        .stack()
+        .rename("zero_scale")
+    )
+    keys = pd.MultiIndex.from_frame(frame[["dtype", "point", "order"]])
+    return table.reindex(keys).to_numpy(np.float64)
+
+
+def _tolerances(group: pd.DataFrame, ulps: float, reason: str, dtype: str, order: int):
+    """``(tolerance_abs, tolerance, unit, reason)`` arrays for one (dtype, order) group."""
+    n = len(group)
+    # Order 0 by "finite differences" is the function itself: judged like any value.
+    fd = (group["method"] == "finite_difference").to_numpy() & (order > 0)
+    model = (
+        group["fd_tolerance"].to_numpy(np.float64)
+        if "fd_tolerance" in group
+        else np.full(n, np.nan)
+    )
+    has_model = fd & ~np.isnan(model)
+    table_reason = reason or f"{ulps:g} ulps: the study's budget for {dtype}, order {order}"
+    reasons = np.full(n, table_reason, dtype=object)
+    if has_model.any():
+        g = group[has_model]
+        reasons[has_model] = [
+            f"finite difference at h = {h:.3g}: {MODEL_FACTOR:g} x (truncation {t:.3g} + "
+            f"rounding {r:.3g}), or within {ulps:g} ulps"
+            for h, t, r in zip(g["fd_step"], g["fd_truncation_error"], g["fd_rounding_error"])
+        ]
+    no_model = fd & ~has_model
+    if no_model.any():
+        notes = group["fd_note"].fillna("").to_numpy() if "fd_note" in group else np.full(n, "")
+        reasons[no_model] = [
+            f"finite difference without an error model ({note or 'none for this estimator'}): "
+            f"{ulps:g} ulps"
+            for note in notes[no_model]
+        ]
+    tolerance_abs = np.where(has_model, model, np.nan)
+    tolerance = np.where(has_model, model, float(ulps))
+    unit = np.where(has_model, "absolute", "ulps")
+    return tolerance_abs, tolerance, unit, reasons
+
+
 def judge_frame(frame: pd.DataFrame, tolerance) -> pd.DataFrame:
     """Evaluations joined to their reference (``value status reference_rounded
-    reference_mantissa reference_exponent reliable reference_message``), judged per dtype
-    and order with ``tolerance(dtype, order) -> (ulps, reason)``."""
+    reference_mantissa reference_exponent reliable reference_message``, and the
+    finite-difference model's ``fd_*`` columns where the reference has them), judged per
+    dtype and order with ``tolerance(dtype, order) -> (ulps, reason)`` for autodiff and
+    the error model for finite differences (:mod:`harness.stencils`)."""
+    frame = frame.assign(zero_scale=_zero_scale(frame))
     parts = []
     for (dtype, order), group in frame.groupby(["dtype", "order"], sort=False):
         ulps_budget, reason = tolerance(dtype, int(order))
+        tol_abs, tol, unit, reasons = _tolerances(group, ulps_budget, reason, dtype, int(order))
+        flush = group["flush_rounded"] if "flush_rounded" in group else None
         measures = judge(
             group["value"].to_numpy(np.float64),
             group["status"].to_numpy(),
@@ -186,12 +336,17 @@ def judge_frame(frame: pd.DataFrame, tolerance) -> pd.DataFrame:
             group["reliable"].to_numpy(bool),
             dtype,
             np.full(len(group), float(ulps_budget)),
+            tolerance_abs=tol_abs,
+            zero_scale=group["zero_scale"].to_numpy(np.float64),
+            flush_rounded=None if flush is None else flush.to_numpy(np.float64),
+            flush_defined=None if flush is None else group["flush_defined"].to_numpy(bool),
         )
         g = group.copy()
         for k, v in measures.items():
             g[k] = v
-        g["tolerance_ulps"] = float(ulps_budget)
-        g["tolerance_reason"] = reason
+        g["tolerance"] = tol
+        g["tolerance_unit"] = unit
+        g["tolerance_reason"] = reasons
         parts.append(g)
     out = pd.concat(parts, ignore_index=True)
     out["message"] = np.where(
@@ -231,7 +386,8 @@ def apply_expectations(out: pd.DataFrame, case) -> None:
         out.loc[mask, "expected_outcome"] = e.outcome
         out.loc[mask, "expectation_reason"] = e.reason
     covered = out["expected_outcome"] != ""
-    judged = covered & (out["outcome"] != "ref_unreliable")
+    # A flushed row is the platform's doing: it neither holds nor breaks an expectation.
+    judged = covered & ~out["outcome"].isin(["ref_unreliable", "flushed"])
     out["expected"] = np.where(
         judged,
         np.where(out["outcome"] == out["expected_outcome"], "held", "broken"),
@@ -244,12 +400,26 @@ def compare(
     evaluations: pd.DataFrame,
     reference: pd.DataFrame,
     tolerance,
+    platform_flush: dict | None = None,
 ) -> pd.DataFrame:
     """The errors table: evaluations joined to the reference and judged.
 
     ``tolerance(dtype, order) -> (ulps, reason)`` gives the budget (see
-    :meth:`harness.config.Settings.tolerance`).
+    :meth:`harness.config.Settings.tolerance`); ``platform_flush`` is the evaluation's
+    probe of the platform's subnormal flush (:func:`harness.flush.flush_columns`).
     """
+    frame = join_reference(case, evaluations, reference, platform_flush)
+    return errors_table(frame, case, list(case.input_names), tolerance)
+
+
+def join_reference(
+    case: Case,
+    evaluations: pd.DataFrame,
+    reference: pd.DataFrame,
+    platform_flush: dict | None = None,
+) -> pd.DataFrame:
+    """Evaluations with their reference columns and the flushed reference
+    (``flush_rounded``, ``flush_defined``): what :func:`judge_frame` judges."""
     names = list(case.input_names)
     ref = reference[
         [
@@ -264,6 +434,7 @@ def compare(
             "reference_rounded",
             "reliable",
             "message",
+            *(c for c in (*FD_COLUMNS, *FLUSH_COLUMNS) if c in reference),
         ]
     ].rename(columns={"message": "reference_message"})
     frame = evaluations.merge(
@@ -271,4 +442,5 @@ def compare(
     )
     if frame["reference"].isna().any():
         raise ValueError("evaluations hold points the reference does not (stale reference?)")
-    return errors_table(frame, case, names, tolerance)
+    frame["flush_rounded"], frame["flush_defined"] = flush_columns(frame, platform_flush)
+    return frame

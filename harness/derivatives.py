@@ -15,13 +15,9 @@ differentiation order: ``('a', 'b')`` is d/db of df/da.
   around it (the Hessian-vector-product pattern). (The reverse-over-forward nesting,
   a tape around two or more accumulators, fails in TF 2.21; it is not offered.)
 - ``finite_difference``: central differences in the working dtype, the check users
-  reach for. For a partial of total order n with n_v derivatives in input v, the
-  tensor product of 1-D central stencils is used,
-  ``sum_k (-1)^k C(n_v, k) f(x_v + (n_v/2 - k) h_v)``, divided by ``h_v`` n_v times, with
-  the step rule ``h_v = eps**(1/(n+2)) * |x_v|`` (``eps**(1/(n+2))`` at ``x_v = 0``), the
-  step that balances truncation O(h^2) against rounding O(eps/h^n) for a function that
-  varies on the scale of ``|x|``; ``eps`` is the dtype's machine epsilon. The
-  arithmetic, step included, is done in the working dtype.
+  reach for: the product stencil and step rule of :mod:`harness.stencils`
+  (``h_v = eps**(1/(n+2)) * |x_v|`` for a partial of total order n), the arithmetic,
+  step included, done in the working dtype.
 
 A derivative the framework does not connect comes back as ``None`` (reported as
 ``missing``), never as zero.
@@ -29,13 +25,12 @@ A derivative the framework does not connect comes back as ``None`` (reported as
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 
-import numpy as np
 import tensorflow as tf
+
+from .stencils import base_step, stencil_terms
 
 __all__ = ["METHODS", "derivatives", "leaves", "prefix_closure"]
 
@@ -102,38 +97,30 @@ def _forward(
 
 
 def _finite_difference(fn: Fn, xs: Mapping[str, tf.Tensor], partials: Sequence[Partial]) -> Result:
+    """Central differences by the rule of :mod:`harness.stencils` (one batch per partial)."""
     names = list(xs)
     first = next(iter(xs.values()))
     dtype = first.dtype
-    eps = np.finfo(dtype.as_numpy_dtype).eps if dtype != tf.bfloat16 else 2.0**-7
     values: Result = {(): fn(**xs)}
     for p in partials:
         if not p:
             continue
-        order = len(p)
         counts = {v: p.count(v) for v in names if v in p}
-        base = tf.constant(float(eps) ** (1.0 / (order + 2)), dtype)
+        base = tf.constant(base_step(dtype.name, len(p)), dtype)
         steps = {v: tf.where(xs[v] == 0, base, base * tf.abs(xs[v])) for v in counts}
-        # One batch for the whole stencil: each offset combination is a block.
-        offsets = list(itertools.product(*[range(n + 1) for n in counts.values()]))
-        weights = []
+        terms = stencil_terms(counts)
+        # One batch for the whole stencil: each term's points are a block.
         batch = {v: [] for v in names}
-        for combo in offsets:
-            w = 1.0
-            shift = dict(zip(counts, combo))
-            for v, k in shift.items():
-                w *= (-1) ** k * math.comb(counts[v], k)
-            weights.append(w)
+        for _, offsets in terms:
             for v in names:
-                if v in shift:
-                    c = tf.constant(counts[v] / 2 - shift[v], dtype)
-                    batch[v].append(xs[v] + c * steps[v])
+                if v in offsets:
+                    batch[v].append(xs[v] + tf.constant(offsets[v], dtype) * steps[v])
                 else:
                     batch[v].append(xs[v])
         n = tf.shape(first)[0]
         f = fn(**{v: tf.concat(batch[v], 0) for v in names})
         total = tf.zeros_like(first)
-        for i, w in enumerate(weights):
+        for i, (w, _) in enumerate(terms):
             total = total + tf.constant(w, dtype) * f[i * n : (i + 1) * n]
         for v, k in counts.items():
             for _ in range(k):

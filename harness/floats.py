@@ -24,6 +24,7 @@ __all__ = [
     "FORMATS",
     "Format",
     "bits_of_error",
+    "from_ordinal",
     "is_subnormal",
     "ordinal",
     "round_mpf",
@@ -193,6 +194,20 @@ def ordinal(values: np.ndarray, fmt: Format | str) -> np.ndarray:
         bad = x[~exact].ravel()[0]
         raise ValueError(f"{bad!r} is not a {fmt.name} value")
     return np.where(np.signbit(x), -magnitude, magnitude)
+
+
+def from_ordinal(ordinals: np.ndarray, fmt: Format | str) -> np.ndarray:
+    """The values of ``fmt`` at the given ordinals (the inverse of :func:`ordinal`; 0
+    gives +0.0), as float64."""
+    fmt = FORMATS[fmt] if isinstance(fmt, str) else fmt
+    o = np.asarray(ordinals, dtype=np.int64)
+    magnitude = np.abs(o)
+    if fmt.name == "bfloat16":
+        single = (magnitude << 16).astype(np.int32).view(np.float32).astype(np.float64)
+    else:
+        ftype, itype = _BITS[fmt.name]
+        single = magnitude.astype(itype).view(ftype).astype(np.float64)
+    return np.where(o < 0, -single, single)
 
 
 def ulps_between(got: np.ndarray, want: np.ndarray, fmt: Format | str) -> pd.arrays.IntegerArray:

@@ -221,8 +221,19 @@ def _log1p(x, n):
     return out
 
 
+#: log2 of the largest magnitude a power may reach before it is refused: far beyond every
+#: float format, and small enough that mpmath's binary exponent stays a small integer
+#: (``9**9**9**9`` would need an exponent of 10**369693099 and never finish).
+_MAX_LOG2 = 2**40
+
+
 def _power(x, c, n):
     """Coefficients of ``x**c`` for a constant exponent ``c``."""
+    if x != 0 and abs(c) > 1 and abs(c) * abs(_mp.log(abs(x), 2)) > _MAX_LOG2:
+        raise OverflowError(
+            f"a power of magnitude 2**({_mp.nstr(c * _mp.log(abs(x), 2), 3)}) is beyond "
+            "the reference's exponent range (and every float format's)"
+        )
     out = []
     integer = c == _mp.floor(c)
     if x < 0 and not integer:

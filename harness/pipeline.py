@@ -23,7 +23,7 @@ from . import provenance
 from .cases import Case, load_case
 from .config import Settings, StudyConfig, load_config, settings_for
 from .experiments import ExperimentCase
-from .points import generate, represent
+from .points import generate, represent, segments
 from .results import read_metadata, read_table, write_table
 
 __all__ = [
@@ -71,8 +71,18 @@ class Prepared:
                 if i.kind == "random"
             },
             selection=self.selection_record(),
+            points={
+                d: {"evaluated": len(f), **f.attrs.get("dropped", {})}
+                for d, f in self.points.items()
+            },
+            segments=self.segments,
             **extra,
         )
+
+    @property
+    def segments(self) -> dict[str, list[list[float]]]:
+        """The intervals each input was sampled from (:func:`harness.points.segments`)."""
+        return {} if self.is_experiment else segments(self.case)
 
     @property
     def is_experiment(self) -> bool:
@@ -167,7 +177,7 @@ def reference_stage(
 def evaluate_stage(
     prep: Prepared, results: str | Path, progress: Progress | None = None
 ) -> tuple[pd.DataFrame, dict]:
-    from .evaluate import evaluate_case, tensorflow_facts  # TensorFlow starts here
+    from .evaluate import evaluate_case, probe_flush, tensorflow_facts  # TensorFlow starts here
 
     s = prep.settings
     if prep.is_experiment:
@@ -179,7 +189,12 @@ def evaluate_stage(
         )
         table = table[table["method"].isin(s.methods)].reset_index(drop=True)
         stats = {"seconds": round(time.perf_counter() - t0, 3), "traces": 0, **timing}
-        meta = prep.provenance("evaluate", tensorflow=tensorflow_facts(), evaluation=stats)
+        meta = prep.provenance(
+            "evaluate",
+            tensorflow=tensorflow_facts(),
+            platform={"flush": probe_flush(s.dtypes, s.modes)},
+            evaluation=stats,
+        )
         write_table(table, case_dir(results, prep.case) / "evaluations.parquet", meta)
         return table, meta
     table, stats = evaluate_case(
@@ -192,7 +207,10 @@ def evaluate_stage(
         s.max_order,
     )
     meta = prep.provenance(
-        "evaluate", tensorflow=tensorflow_facts(), evaluation=dataclasses.asdict(stats)
+        "evaluate",
+        tensorflow=tensorflow_facts(),
+        platform={"flush": probe_flush(s.dtypes, s.modes)},
+        evaluation=dataclasses.asdict(stats),
     )
     write_table(table, case_dir(results, prep.case) / "evaluations.parquet", meta)
     return table, meta
@@ -250,7 +268,8 @@ def compare_stage(
             prep.case, evaluations[0], reference[0], prep.settings.tolerance
         )
     else:
-        errors = compare(prep.case, evaluations[0], reference[0], prep.settings.tolerance)
+        flush = (evaluations[1].get("platform") or {}).get("flush")
+        errors = compare(prep.case, evaluations[0], reference[0], prep.settings.tolerance, flush)
     meta = {
         **mine,
         "inputs": {"reference": reference[1], "evaluations": evaluations[1]},

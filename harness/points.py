@@ -20,7 +20,7 @@ import pandas as pd
 from .cases import Case, InputSpec
 from .floats import FORMATS, is_subnormal, to_format
 
-__all__ = ["generate", "represent", "values_for"]
+__all__ = ["generate", "represent", "segment_index", "segments", "values_for"]
 
 
 def values_for(spec: InputSpec) -> np.ndarray:
@@ -97,7 +97,10 @@ def generate(case: Case, max_points: int | None = None) -> pd.DataFrame:
 def represent(points: pd.DataFrame, inputs: tuple[str, ...], dtype: str) -> pd.DataFrame:
     """The points as the dtype holds them (float64 columns holding dtype values).
 
-    Adds ``subnormal`` (any input subnormal in the dtype); drops non-finite points.
+    Adds ``subnormal`` (any input subnormal in the dtype); drops points the dtype cannot
+    hold (an input beyond its range) and points that round to the same inputs as an
+    earlier one (the first keeps its ``point`` number). ``attrs["dropped"]`` counts
+    both: ``{"beyond_range": n, "collapsed": n}``.
     """
     fmt = FORMATS[dtype]
     out = points.copy()
@@ -109,4 +112,66 @@ def represent(points: pd.DataFrame, inputs: tuple[str, ...], dtype: str) -> pd.D
         finite &= np.isfinite(rounded)
         sub |= is_subnormal(rounded, fmt)
     out["subnormal"] = sub
-    return out[finite].reset_index(drop=True)
+    out = out[finite]
+    # Exact bit patterns: -0.0 and 0.0 are different inputs.
+    bits = pd.DataFrame({n: out[n].to_numpy(np.float64).view(np.int64) for n in inputs})
+    repeated = bits.duplicated().to_numpy()
+    out = out[~repeated].reset_index(drop=True)
+    out.attrs["dropped"] = {
+        "beyond_range": int((~finite).sum()),
+        "collapsed": int(repeated.sum()),
+    }
+    return out
+
+
+def segments(case: Case) -> dict[str, list[list[float]]]:
+    """The closed intervals each input's values were sampled from, per input (ties:
+    their target's): a log sweep of both signs is two intervals, explicit values one
+    each, a value of ``include`` outside every range one of its own. A stable domain or
+    a finding never reaches across the gap between two of them: nothing was evaluated
+    there."""
+    specs = {s.name: s for s in case.inputs}
+    out: dict[str, list[list[float]]] = {}
+    for spec in case.inputs:
+        own = specs[spec.params["tie"]] if spec.kind == "tie" else spec
+        out[spec.name] = _segments(own)
+    return out
+
+
+def _segments(spec: InputSpec) -> list[list[float]]:
+    p = spec.params
+    if spec.kind == "values":
+        pieces = [[float(v), float(v)] for v in p["values"]]
+    elif spec.kind == "linear":
+        pieces = [[float(p["from"]), float(p["to"])]]
+    else:  # log and random: magnitudes from..to, with their signs
+        lo, hi = float(p["from"]), float(p["to"])
+        signs = p.get("signs", "positive")
+        pieces = ([[-hi, -lo]] if signs in ("negative", "both") else []) + (
+            [[lo, hi]] if signs in ("positive", "both") else []
+        )
+    for v in p.get("include") or []:
+        if not any(a <= v <= b for a, b in pieces):
+            pieces.append([float(v), float(v)])
+    pieces.sort()
+    merged: list[list[float]] = []
+    for a, b in pieces:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return merged
+
+
+def segment_index(values: np.ndarray, pieces: list[list[float]]) -> np.ndarray:
+    """For each value, the index of the interval of ``pieces`` it belongs to: the one
+    that holds it, else the nearest (a value rounded to a dtype may fall just outside its
+    sweep)."""
+    values = np.asarray(values, dtype=np.float64)
+    if not pieces:
+        return np.zeros(len(values), dtype=np.int64)
+    lo = np.array([a for a, _ in pieces])
+    hi = np.array([b for _, b in pieces])
+    with np.errstate(invalid="ignore"):
+        distance = np.maximum(lo[None, :] - values[:, None], values[:, None] - hi[None, :])
+    return np.argmin(np.maximum(distance, 0.0), axis=1)

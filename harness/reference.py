@@ -48,6 +48,8 @@ from .results import read_table, write_table
 __all__ = [
     "REFERENCE_VERSION",
     "ReferenceSettings",
+    "ReferenceStore",
+    "reference_rows",
     "Verified",
     "compute_reference",
     "verify_point",
@@ -89,14 +91,15 @@ Values = dict  # {partial: mpf}
 Evaluator = Callable[[dict, int], tuple[Values, dict]]
 
 
-def _evaluator(case: Case) -> Evaluator:
-    """``fn(point, dps) -> ({partial: value}, {partial: bits lost to cancellation})``.
+def _evaluator(case: Case, partials: Sequence[Partial] | None = None) -> Evaluator:
+    """``fn(point, dps) -> ({partial: value}, {partial: bits lost to cancellation})`` for
+    ``partials`` (default: the case's).
 
     The partials taken from one Taylor jet share its count (the jet tracks cancellation
     as a whole); each closed-form derivative of ``reference.derivatives`` has its own, so
     an exactly-zero derivative (a symmetric point) does not take the others down with it.
     """
-    partials = tuple(case.partials)
+    partials = tuple(case.partials if partials is None else partials)
     names = case.input_names
     spec = case.reference
     if spec.registered:
@@ -108,6 +111,7 @@ def _evaluator(case: Case) -> Evaluator:
 
         return registered
     jet_partials = tuple(p for p in partials if p not in spec.derivatives)
+    closed = {p: node for p, node in spec.derivatives.items() if p in partials}
     space = space_for(jet_partials or ((),), names)
     value_space = space_for(((),), names)
 
@@ -122,7 +126,7 @@ def _evaluator(case: Case) -> Evaluator:
                 for p in jet_partials:
                     out[p] = +space.derivative(jet, p)
                     lost[p] = jet_lost
-            for p, node in spec.derivatives.items():
+            for p, node in closed.items():
                 out[p] = +evaluate(node, pt, value_space).value
                 lost[p] = cancelled_bits()
         return out, lost
@@ -227,6 +231,57 @@ def cache_key(case: Case, settings: ReferenceSettings) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+class ReferenceStore:
+    """Verified values of one case at any points, through the per-case cache.
+
+    ``ensure`` verifies what the cache lacks; ``value`` reads a verified value back at
+    high precision (``None``: unreliable, with its message in ``entry``).
+    """
+
+    def __init__(self, case: Case, settings: ReferenceSettings, cache_dir: Path | None):
+        self.case, self.settings, self.cache_dir = case, settings, cache_dir
+        self.names = list(case.input_names)
+        self.cache = _load_cache(cache_dir, case, settings)
+        self.computed = 0
+
+    def ensure(
+        self,
+        keys: Sequence[tuple[float, ...]],
+        partials: Sequence[Partial],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Verify ``partials`` at every point in ``keys`` the cache lacks; returns how many
+        points were computed."""
+        labels = {p: self.case.label(p) for p in partials}
+        wanted = set(labels.values())
+        missing = [k for k in dict.fromkeys(keys) if not wanted <= set(self.cache.get(k, ()))]
+        fn = _evaluator(self.case, partials)
+        for i, key in enumerate(missing):
+            verified = verify_point(fn, dict(zip(self.names, key)), partials, self.settings)
+            entry = self.cache.setdefault(key, {})
+            entry.update({labels[p]: _encode(v) for p, v in verified.items()})
+            if progress:
+                progress(i + 1, len(missing))
+        self.computed += len(missing)
+        return len(missing)
+
+    def entry(self, key: tuple[float, ...], partial: Partial) -> tuple[str, float, int, str]:
+        return self.cache[key][self.case.label(partial)]
+
+    def value(self, key: tuple[float, ...], partial: Partial):
+        """The verified value as an mpf (read back far above every format's precision),
+        or ``None`` where it did not verify."""
+        text = self.entry(key, partial)[0]
+        if not text:
+            return None
+        with mpmath.workdps(_KEEP_DIGITS + 5):
+            return mpmath.mpf(text)
+
+    def save(self) -> None:
+        if self.computed and self.cache_dir is not None:
+            _save_cache(self.cache_dir, self.case, self.settings, self.cache)
+
+
 def compute_reference(
     case: Case,
     points: dict[str, pd.DataFrame],
@@ -234,46 +289,57 @@ def compute_reference(
     cache_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The reference table: one row per (dtype, point, partial).
+    """The reference table: one row per (dtype, point, partial) (:func:`reference_rows`).
 
     ``points[dtype]`` holds the points as represented in that dtype (see
-    :func:`harness.points.represent`). Columns: ``dtype point <inputs> subnormal partial
-    order reference reference_mantissa reference_exponent reference_rounded reliable
-    digits precision message``. Returns the table and counts (``computed``, ``cached``).
+    :func:`harness.points.represent`). Returns the table and counts (``computed``,
+    ``cached``: points of the case; ``stencil_points``: further points at which the
+    error model or the flushed inputs needed the reference).
     """
     names = list(case.input_names)
-    partials = list(case.partials)
-    labels = {p: case.label(p) for p in partials}
-    cache = _load_cache(cache_dir, case, settings)
-    fn = _evaluator(case)
-
+    store = ReferenceStore(case, settings, cache_dir)
     unique: dict[tuple[float, ...], None] = {}
     for frame in points.values():
         for row in frame[names].itertuples(index=False, name=None):
             unique.setdefault(tuple(float(v) for v in row), None)
-    wanted = set(labels.values())
-    missing = [k for k in unique if not wanted <= set(cache.get(k, ()))]
-    for i, key in enumerate(missing):
-        verified = verify_point(fn, dict(zip(names, key)), partials, settings)
-        cache.setdefault(key, {}).update({labels[p]: _encode(v) for p, v in verified.items()})
-        if progress:
-            progress(i + 1, len(missing))
-    if missing and cache_dir is not None:
-        _save_cache(cache_dir, case, settings, cache)
+    computed = store.ensure(list(unique), list(case.partials), progress)
+    table = reference_rows(case, points, store)
+    store.save()
+    counts = {
+        "computed": computed,
+        "cached": len(unique) - computed,
+        "stencil_points": store.computed - computed,
+    }
+    return table, counts
 
+
+def reference_rows(
+    case: Case, points: dict[str, pd.DataFrame], store: ReferenceStore, model: bool = True
+) -> pd.DataFrame:
+    """One row per (dtype, point, partial of the case) from values verified in ``store``
+    (the case's partials must be there already). Columns: ``dtype point <inputs>
+    subnormal partial order reference reference_mantissa reference_exponent
+    reference_rounded reliable digits precision message``; with ``model``, the
+    finite-difference error model of every derivative
+    (:func:`harness.fd_model.finite_difference_model`); and, at points with a subnormal
+    input, the reference at the input as a flush reads it
+    (:func:`harness.flush.flushed_reference`)."""
+    from .fd_model import FD_COLUMNS, finite_difference_model
+    from .flush import flushed_reference
+
+    names = list(case.input_names)
+    labels = {p: case.label(p) for p in case.partials}
     rows = []
     for dtype, frame in points.items():
         fmt = FORMATS[dtype]
         for rec in frame.to_dict("records"):
             key = tuple(float(rec[n]) for n in names)
-            entry = cache[key]
-            for p in partials:
-                text, digits, precision, message = entry[labels[p]]
+            for p in case.partials:
+                text, digits, precision, message = store.entry(key, p)
                 reliable = bool(text)
                 if reliable:
-                    # Read back far above every format's precision, then round once.
+                    value = store.value(key, p)
                     with mpmath.workdps(_KEEP_DIGITS + 5):
-                        value = mpmath.mpf(text)
                         man, exp = mpmath.frexp(value)
                         rounded = round_mpf(value, fmt)
                         decimal = mpmath.nstr(value, DECIMAL_DIGITS)
@@ -298,7 +364,19 @@ def compute_reference(
                     }
                 )
     table = pd.DataFrame(rows)
-    return table, {"computed": len(missing), "cached": len(unique) - len(missing)}
+    keys = ["dtype", "point", "partial"]
+    if model:
+        table = table.merge(
+            finite_difference_model(case, points, store), on=keys, how="left", validate="1:1"
+        )
+    else:
+        for c in FD_COLUMNS:
+            table[c] = np.nan if c != "fd_note" else ""
+    flushed = flushed_reference(case, points, store)
+    table = table.merge(flushed, on=keys, how="left", validate="one_to_one")
+    table["flush_input_defined"] = table["flush_input_defined"].astype("boolean")
+    table["flush_input_rounded"] = table["flush_input_rounded"].astype(np.float64)
+    return table
 
 
 # Cached values keep the full verified digits as a decimal string with enough digits to

@@ -26,7 +26,7 @@ import pandas as pd
 
 from .compare import OUTCOMES, covers, input_columns
 from .results import atomic_write_text, read_metadata, read_table
-from .summary import ranked_failures
+from .summary import NOT_FAILURES, ranked_failures
 
 __all__ = ["COLOURS", "render_reports"]
 
@@ -41,6 +41,7 @@ COLOURS = {
     "missing": "#8d6e63",
     "error": "#212121",
     "ref_unreliable": "#cfd8dc",
+    "flushed": "#80cbc4",
 }
 MEANING = {
     "ok": "within tolerance of the rounded reference",
@@ -52,9 +53,21 @@ MEANING = {
     "missing": "the framework returned no gradient (None)",
     "error": "the framework raised an exception",
     "ref_unreliable": "the reference did not verify here; not judged",
+    "flushed": "what the platform's flush of subnormals gives (a platform effect, reported apart)",
 }
 #: Most severe first: the colour of a matrix cell is its most severe outcome.
-SEVERITY = ("error", "wrong", "nan", "inf", "zero", "missing", "inaccurate", "ok", "ref_unreliable")
+SEVERITY = (
+    "error",
+    "wrong",
+    "nan",
+    "inf",
+    "zero",
+    "missing",
+    "inaccurate",
+    "flushed",
+    "ok",
+    "ref_unreliable",
+)
 _DTYPE_ORDER = ("float16", "bfloat16", "float32", "float64")
 _MODE_ORDER = ("eager", "function", "xla")
 _METHOD_STYLE = {
@@ -561,7 +574,7 @@ def _matrix(summary: pd.DataFrame) -> str:
 
 def _findings(summary: pd.DataFrame, limit: int = 60) -> str:
     keys = ["case", "implementation", "method", "mode", "dtype", "derivative"]
-    bad = [o for o in OUTCOMES if o not in ("ok", "ref_unreliable")]
+    bad = [o for o in OUTCOMES if o not in NOT_FAILURES]
 
     def listing(frame: pd.DataFrame, what: str) -> str:
         if frame.empty:

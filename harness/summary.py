@@ -8,7 +8,7 @@ import pandas as pd
 
 from .compare import OUTCOMES
 
-__all__ = ["format_summary", "ranked_failures", "worst_point"]
+__all__ = ["NOT_FAILURES", "format_summary", "ranked_failures", "worst_point"]
 
 KEYS = ["implementation", "method", "mode", "dtype", "order", "partial"]
 _SHORT = {
@@ -21,13 +21,19 @@ _SHORT = {
     "missing": "miss",
     "error": "err",
     "ref_unreliable": "unrel",
+    "flushed": "flush",
 }
 
 
+#: Outcomes that are not failures of an implementation: right, not judged, or the
+#: platform's subnormal flush (reported apart).
+NOT_FAILURES = ("ok", "ref_unreliable", "flushed")
+
+
 def ranked_failures(frame: pd.DataFrame) -> pd.DataFrame:
-    """Judged rows that are not ``ok``, worst first: failures without a number (error,
-    missing, NaN) first, then by bits of error."""
-    bad = frame[~frame["outcome"].isin(["ok", "ref_unreliable"])]
+    """Judged rows that fail (not ``ok``, ``ref_unreliable`` or ``flushed``), worst
+    first: failures without a number (error, missing, NaN) first, then by bits of error."""
+    bad = frame[~frame["outcome"].isin(NOT_FAILURES)]
     rank = np.where(bad["bits"].isna(), np.inf, bad["bits"])
     return bad.iloc[np.argsort(-rank, kind="stable")]
 

@@ -228,13 +228,29 @@ def build_implementation(
     dtype: tf.DType,
     case_functions: Sequence[CaseFunction] = (),
 ) -> Callable[..., tf.Tensor]:
-    """The implementation as a function of keyword tensors (one 1-D batch per input)."""
+    """The implementation as a function of keyword tensors (one 1-D batch per input).
+
+    Its result always has the batch's shape: an implementation that does not depend on
+    its inputs (``2``) gives a scalar, broadcast here, so its derivatives are the
+    framework's answer for a constant (``None``: ``missing``) rather than a shape error.
+    """
     if impl.registered:
         fn = registry.get(impl.registered).factory(tf, dtype)
-        return lambda **xs: fn(**xs)
+        return _batched(lambda **xs: fn(**xs))
     functions = compile_functions(case_functions, dtype)
     if impl.gradient:
         custom = _custom(impl.expression, impl.gradient, names, dtype, functions, impl.name)
-        return lambda **xs: custom(*(xs[n] for n in names))
+        return _batched(lambda **xs: custom(*(xs[n] for n in names)))
     expression = impl.expression
-    return lambda **xs: compile_expression(expression, xs, dtype, functions)
+    return _batched(lambda **xs: compile_expression(expression, xs, dtype, functions))
+
+
+def _batched(fn: Callable[..., tf.Tensor]) -> Callable[..., tf.Tensor]:
+    def call(**xs: tf.Tensor) -> tf.Tensor:
+        y = fn(**xs)
+        first = next(iter(xs.values()))
+        if y.shape != first.shape:  # static shapes: no op is added otherwise
+            y = tf.broadcast_to(y, tf.shape(first))
+        return y
+
+    return call

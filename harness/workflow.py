@@ -52,11 +52,25 @@ _COMMON = (
 #: Package files each stage runs, beyond :data:`_COMMON` (a test checks that a stage
 #: imports nothing from the package outside its list).
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
-    "reference": ("reference.py", "jets.py"),
-    "evaluate": ("evaluate.py", "derivatives.py", "tf_backend.py", "builtin_implementations.py"),
-    "compare": ("compare.py", "summary.py", "collect.py"),
-    "collect": ("collect.py", "compare.py", "summary.py"),
-    "report": ("report.py", "collect.py", "compare.py", "summary.py"),
+    "reference": ("reference.py", "jets.py", "fd_model.py", "stencils.py", "flush.py"),
+    "evaluate": (
+        "evaluate.py",
+        "derivatives.py",
+        "tf_backend.py",
+        "builtin_implementations.py",
+        "stencils.py",
+    ),
+    "compare": ("compare.py", "summary.py", "collect.py", "fd_model.py", "stencils.py", "flush.py"),
+    "collect": ("collect.py", "compare.py", "summary.py", "fd_model.py", "stencils.py", "flush.py"),
+    "report": (
+        "report.py",
+        "collect.py",
+        "compare.py",
+        "summary.py",
+        "fd_model.py",
+        "stencils.py",
+        "flush.py",
+    ),
 }
 
 #: Study settings each stage's output depends on.

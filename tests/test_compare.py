@@ -117,3 +117,68 @@ def test_wrong_magnitude_is_wrong_in_both_directions():
     # seed 003: forgetting dy gives 4 where the derivative is 1024 (relative error 0.996)
     r = _judge([4.0, 0.6, 0.5, 1.9, 2.0], [1024.0, 1.0, 1.0, 1.0, 1.0], tol=4)
     assert list(r["outcome"]) == ["wrong", "inaccurate", "wrong", "inaccurate", "wrong"]
+
+
+def test_finite_difference_within_its_predicted_error_is_ok_even_at_zero():
+    # A central difference can not resolve a value below its own error: 0 against a
+    # truth of 1e-12 is ok with a predicted error of 1e-9, and a zero without one.
+    tol_abs = np.array([1e-9, np.nan, 1e-9, 1e-9])
+    r = judge(
+        np.array([0.0, 0.0, 1.0 + 5e-10, 1.0 + 5e-8]),
+        np.array(["value"] * 4),
+        np.array([1e-12, 1e-12, 1.0, 1.0]),
+        *np.frexp(np.array([1e-12, 1e-12, 1.0, 1.0])),
+        np.array([True] * 4),
+        "float64",
+        np.full(4, 16.0),
+        tolerance_abs=tol_abs,
+    )
+    assert list(r["outcome"]) == ["ok", "zero", "ok", "inaccurate"]
+
+
+def test_a_finite_result_where_the_truth_overflows_is_never_ok():
+    top = float(np.finfo(np.float32).max)
+    # Truths 1e300 and 3.5e38 both round to +inf in float32.
+    r = _judge([top, top, np.inf], [np.inf] * 3, exact=[1e300, 3.5e38, 1e300])
+    assert list(r["outcome"]) == ["wrong", "inaccurate", "ok"]
+    # Counted beyond the range: about 2**23 ulps per binade from 2**128 to 1e300's.
+    assert int(r["ulps"][0]) > 2**23 * (996 - 128)
+    assert r["rel_error"][2] == 0.0  # the right infinity is not infinitely wrong
+    # An underflowing truth returned as 0 (the dtype's best) has no relative error either.
+    r = _judge([0.0], [0.0], dtype="float32", exact=[1e-50])
+    assert r["outcome"][0] == "ok" and r["rel_error"][0] == 0.0
+
+
+def test_an_exact_zero_is_judged_on_the_scale_of_the_lower_orders():
+    values = np.array([1e-300, 1e-15, 0.5, 0.0])
+    r = judge(
+        values,
+        np.array(["value"] * 4),
+        np.zeros(4),
+        np.zeros(4),
+        np.zeros(4, dtype=np.int64),
+        np.array([True] * 4),
+        "float64",
+        np.full(4, 16.0),
+        zero_scale=np.full(4, 6.0),  # |f''| = 6 at the point: rounding noise < 16 eps 6
+    )
+    assert list(r["outcome"]) == ["ok", "ok", "wrong", "ok"]
+    assert 16 * 2.0**-52 * 6 > 1e-15
+
+
+def test_flushed_rows_are_apart_and_amplified_flushes_are_not():
+    tiny = 2.0**-140  # a float32 subnormal
+    r = judge(
+        np.array([np.nan, 0.0, 0.0, 0.0, 3.0]),
+        np.array(["value"] * 5),
+        np.array([1.0, tiny, 1.0, tiny, 1.0]),
+        *np.frexp(np.array([1.0, tiny, 1.0, tiny, 1.0])),
+        np.array([True] * 5),
+        "float32",
+        np.full(5, 16.0),
+        # 0/0 at a flushed input; a subnormal result flushed; a normal truth the flush
+        # leaves alone (naive softplus's zero); a result flush the row did not get right.
+        flush_rounded=np.array([np.nan, 0.0, np.nan, 0.0, 0.0]),
+        flush_defined=np.array([False, True, True, True, True]),
+    )
+    assert list(r["outcome"]) == ["flushed", "flushed", "zero", "flushed", "wrong"]

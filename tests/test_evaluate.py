@@ -341,3 +341,104 @@ def test_quick_setting_caps_forward_orders_and_narrows_dtypes(tmp_path):
     full = _run(path, tmp_path)
     assert full.groupby("method")["order"].max().eq(4).all()
     assert set(full["dtype"]) == {"float16", "bfloat16", "float32", "float64"}
+
+
+def test_finite_differences_are_judged_by_their_error_model(tmp_path):
+    from .conftest import CASES
+
+    # Smooth: softplus's own kernel, float64, orders 1-2, |x| in [1e-3, 30]. Judged at
+    # the autodiff budget these were `inaccurate` almost everywhere.
+    errors = run_case(
+        CASES / "softplus.yaml",
+        FULL,
+        Selection(
+            dtypes=["float64"], methods=["finite_difference"], modes=["eager"], orders=[1, 2]
+        ),
+        results=tmp_path / "results",
+    )
+    smooth = errors[
+        (errors.implementation == "builtin") & (errors.order > 0) & errors.x.abs().between(1e-3, 30)
+    ]
+    assert len(smooth) > 500
+    assert (smooth.outcome == "ok").mean() >= 0.9
+    assert set(smooth.tolerance_unit) == {"absolute"}
+    assert smooth.tolerance_reason.str.startswith("finite difference at h = ").all()
+    ulps_budget = np.array([16.0, 64.0])[smooth.order.to_numpy() - 1]
+    assert (smooth.ulps.to_numpy(np.float64) > ulps_budget).mean() > 0.5  # model, not ulps
+
+    # A kink inside the stencil: |x - 1| at 1 + 1e-9 (the step is 6e-6): the true slope
+    # is 1, the central difference straddles the kink and gets ~1.7e-4. Its error model
+    # (smooth on both sides: no curvature) does not excuse it.
+    path = _case(
+        tmp_path,
+        "kink",
+        """\
+        title: a kink inside the stencil
+        source: test
+        inputs:
+          x: {values: [1.000000001, 3.0]}
+        function: abs(x - 1)
+        derivatives: {wrt: x, orders: [1]}
+        implementations:
+          plain: {expression: abs(x - 1)}
+        dtypes: [float64]
+        methods: [finite_difference, reverse]
+        modes: [eager]
+        """,
+    )
+    kink = _run(path, tmp_path).set_index(["method", "x"])
+    fd = kink.loc[("finite_difference", 1.000000001)]
+    fd = fd[fd.order == 1].iloc[0]
+    assert fd.outcome == "wrong" and 0 < fd.value < 1e-3
+    assert kink.loc[("finite_difference", 3.0)].query("order == 1").outcome.iloc[0] == "ok"
+    assert kink.loc[("reverse", 1.000000001)].query("order == 1").outcome.iloc[0] == "ok"
+
+
+def test_a_constant_implementation_is_broadcast_over_the_batch(tmp_path):
+    path = _case(
+        tmp_path,
+        "constant",
+        """\
+        title: constants
+        source: test
+        inputs:
+          x: {values: [-1.0, 0.5, 2.0]}
+        function: "2 + 0*x"
+        derivatives: {wrt: x, orders: [1, 2]}
+        implementations:
+          two: {expression: "2"}
+          huge: {expression: 9**9**9**9}
+        dtypes: [float32]
+        modes: [eager, function]
+        """,
+    )
+    errors = _run(path, tmp_path)
+    assert "error" not in set(errors.outcome)
+    two = errors[errors.implementation == "two"]
+    assert set(two[two.order == 0].outcome) == {"ok"}
+    # The framework's answer for the derivative of a constant is no gradient at all;
+    # finite differences of a constant are exactly 0, the truth.
+    autodiff = two[(two.order > 0) & (two.method != "finite_difference")]
+    assert set(autodiff.outcome) == {"missing"}
+    assert set(two[(two.order > 0) & (two.method == "finite_difference")].outcome) == {"ok"}
+    huge = errors[(errors.implementation == "huge") & (errors.order == 0)]
+    assert np.isinf(huge.value).all() and set(huge.outcome) == {"inf"}
+
+
+def test_the_flush_probe_agrees_with_another_operation():
+    import tensorflow as tf
+
+    from harness.evaluate import probe_flush
+    from harness.floats import FORMATS
+
+    found = probe_flush(["float16", "bfloat16", "float32", "float64"], ["eager", "function"])
+    for dtype, modes in found.items():
+        fmt = FORMATS[dtype]
+        x = tf.constant([fmt.smallest_normal / 4], dtype=dtype)
+        # An addition, not the probe's multiplication: a subnormal read as 0 adds to 0.
+        doubled = float(tf.add(x, x).numpy()[0])
+        assert modes["eager"]["inputs"] == (doubled == 0), dtype
+        # A division into the subnormal range: written as 0 when results are flushed.
+        y = tf.constant([fmt.smallest_normal], dtype=dtype)
+        halved = float(tf.divide(y, tf.constant([4.0], dtype=dtype)).numpy()[0])
+        assert modes["eager"]["results"] == (halved == 0), dtype

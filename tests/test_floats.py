@@ -12,6 +12,7 @@ import pytest
 from harness.floats import (
     FORMATS,
     bits_of_error,
+    from_ordinal,
     is_subnormal,
     ordinal,
     round_mpf,
@@ -211,3 +212,11 @@ def test_is_subnormal():
         False,
     ]
     assert is_subnormal(np.array([1e-310]), "float64")[0]
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_from_ordinal_inverts_ordinal_over_every_value(name):
+    walk = _walk(name)
+    back = from_ordinal(ordinal(walk, name), name)
+    same = (back == walk) & ((np.signbit(back) == np.signbit(walk)) | (walk == 0))
+    assert same.all()

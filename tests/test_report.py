@@ -37,7 +37,16 @@ def test_stable_domain_runs_and_unjudged_points():
             "outcome": ["ok", "ok", "nan", "ok", "ref_unreliable", "ok", "inf"],
         }
     )
+    # An unreliable reference ends a run: the point was not judged, so not known ok.
+    assert stable_domain(g, ["x"]) == {"x": [[1.0, 2.0], [4.0, 4.0], [6.0, 6.0]]}
+    # A flushed point (the platform's effect) neither ends nor extends a run.
+    g.loc[4, "outcome"] = "flushed"
     assert stable_domain(g, ["x"]) == {"x": [[1.0, 2.0], [4.0, 6.0]]}
+    # Nothing was evaluated between the two halves of a sweep of both signs.
+    halves = pd.DataFrame({"x": [-1e3, -1e-3, 1e-3, 1e3], "outcome": ["ok"] * 4})
+    pieces = {"x": [[-1e3, -1e-3], [1e-3, 1e3]]}
+    assert stable_domain(halves, ["x"], pieces) == {"x": [[-1e3, -1e-3], [1e-3, 1e3]]}
+    assert stable_domain(halves, ["x"]) == {"x": [[-1e3, 1e3]]}
     # A grid: a value of x is stable only if every point with that x is ok.
     grid = pd.DataFrame(
         {
