@@ -39,7 +39,8 @@ def reference_throughput(case_path: str) -> dict:
     from harness.cases import load_case
     from harness.config import load_config, settings_for
     from harness.points import generate, represent
-    from harness.reference import ReferenceSettings, compute_reference
+    from harness.reference import ReferenceSettings
+    from harness.reference_table import compute_reference
 
     case = load_case(case_path)
     s = settings_for(case, load_config())

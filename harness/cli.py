@@ -11,9 +11,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["main"]
+from .cli_probe import EXIT_INVALID, add_probe_commands
 
-EXIT_INVALID = 2
+__all__ = ["EXIT_INVALID", "main"]
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -32,6 +32,33 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     if not args.quiet:
         print(f"{len(cases)} case file(s) valid")
+    return 0
+
+
+def _cmd_implementations(args: argparse.Namespace) -> int:
+    """What a case may name: registered implementations and references (``registered:``)
+    and experiments (``experiment:``), with what each is."""
+    import textwrap
+
+    from . import experiments, registry
+
+    sections = [
+        ("implementations (implementations.NAME.registered)", registry.names(), registry.get),
+        ("references (reference.registered)", registry.reference_names(), registry.get_reference),
+    ]
+    for title, names, get in sections:
+        print(f"{title}:")
+        for name in names:
+            entry = get(name)
+            print(f"  {name}  (inputs: {', '.join(entry.inputs)})")
+            print(textwrap.indent(textwrap.fill(entry.description, 84), "      "))
+        if not names:
+            print("  (none)")
+    print("experiments (experiment: NAME):")
+    for name in experiments.names():
+        exp = experiments.get(name)
+        print(f"  {name}  (quantities: {', '.join(exp.quantities)})")
+        print(textwrap.indent(textwrap.fill(exp.description, 84), "      "))
     return 0
 
 
@@ -99,22 +126,28 @@ def _check_selection(args: argparse.Namespace) -> str | None:
 
 
 class _Progress:
-    """``[stage] done/total`` on a terminal; silent when piped."""
+    """Progress while a stage works: a bar redrawn in place on a terminal; plain lines
+    (at most one per tenth of the work) when the output is a log file."""
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.shown: dict[str, int] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        if self.enabled:
+        what = "combinations" if stage == "evaluate" else "points"
+        if self.tty:
+            filled = int(24 * done / max(total, 1))
+            bar = "#" * filled + "." * (24 - filled)
             end = "\n" if done == total else ""
             print(
-                f"\r{stage}: {done}/{total} combinations"
-                if stage == "evaluate"
-                else f"\r{stage}: {done}/{total} points",
-                end=end,
-                file=sys.stderr,
-                flush=True,
+                f"\r{stage:9} [{bar}] {done}/{total} {what}", end=end, file=self.stream, flush=True
             )
+            return
+        tenth = 10 * done // max(total, 1)
+        if done == total or tenth > self.shown.get(stage, -1):
+            self.shown[stage] = tenth
+            print(f"{stage}: {done}/{total} {what}", file=self.stream, flush=True)
 
 
 def _prepare(args: argparse.Namespace):
@@ -166,34 +199,35 @@ def _study_json(text: str | None) -> dict | None:
     return data
 
 
-def _threads(n: int | None) -> None:
-    if n:
-        import tensorflow as tf
-
-        tf.config.threading.set_intra_op_parallelism_threads(n)
-        tf.config.threading.set_inter_op_parallelism_threads(n)
-
-
 def _cmd_collect(args: argparse.Namespace) -> int:
     from .collect import ProvenanceMismatch, collect
     from .results import write_csv, write_table
 
-    files = args.errors or sorted(Path(args.results).glob("*/errors.parquet"))
+    results = Path(args.results)
+    files = args.errors or sorted(results.glob("*/errors.parquet"))
     if not files:
         print(
-            f"harness collect: no errors tables given and none in {args.results}/*/",
+            f"harness collect: no errors tables given and none in {results}/*/",
             file=sys.stderr,
         )
         return EXIT_INVALID
     try:
-        summary, meta = collect(files)
+        summary, findings, meta = collect(files)
     except ProvenanceMismatch as exc:
         print(f"harness collect: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    out = Path(args.out)
+    # Outputs follow --results (or --out): never another study's folder.
+    out = Path(args.out) if args.out else results / "summary.parquet"
+    found = out.with_name("findings.parquet")
     write_table(summary, out, meta)
     write_csv(summary.drop(columns=["stable_domain_json"]), out.with_suffix(".csv"), meta)
-    print(f"{len(files)} case(s), {len(summary)} summary rows -> {out}, {out.with_suffix('.csv')}")
+    write_table(findings, found, meta)
+    # The scripts stay in the Parquet file (and on the pages): one line per finding here.
+    write_csv(findings.drop(columns=["snippet"], errors="ignore"), found.with_suffix(".csv"), meta)
+    print(
+        f"{len(files)} case(s): {len(summary)} summary rows -> {out}, {out.with_suffix('.csv')}; "
+        f"{len(findings)} findings -> {found}, {found.with_suffix('.csv')}"
+    )
     return 0
 
 
@@ -243,8 +277,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     prep = _prepare(args)
     if prep is None:
         return EXIT_INVALID
-    _threads(args.threads)
-    table, meta = evaluate_stage(prep, args.results, _Progress())
+    from .tfimport import start
+
+    start(args.threads)  # TensorFlow starts here, quietly, with its threads
+    try:
+        table, meta = evaluate_stage(prep, args.results, _Progress(), bisect=not args.no_bisect)
+    except ValueError as exc:
+        print(f"harness evaluate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     print(
         f"{prep.case.id}: {len(table)} values evaluated in "
         f"{meta['evaluation']['seconds']:.1f} s ({meta['evaluation']['traces']} traces)"
@@ -252,18 +292,37 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_summary(prep, errors) -> None:
-    from .collect import summarise_case
+def _print_summary(prep, errors, results: str | Path, table: bool = False) -> None:
+    """The case's findings (unexpected first), a count of its values by outcome, and with
+    ``table`` every combination's counts and worst point."""
+    from .collect import case_findings, summarise_case
+    from .findings_text import statements
     from .summary import format_summary
 
-    summary = summarise_case(errors, list(prep.case.input_names), domains=False)
-    print(format_summary(summary))
+    if table:
+        summary = summarise_case(errors, list(prep.case.input_names), domains=False)
+        print(format_summary(summary) + "\n")
+    path = Path(results) / prep.case.id / "errors.parquet"
+    stated = statements(case_findings(path, list(prep.case.input_names)))
+    if stated.empty:
+        print(f"{prep.case.id}: no findings: every judged value is ok.")
+    else:
+        unexpected = stated[stated["expected"] == "unexpected"]
+        print(
+            f"{prep.case.id}: {len(unexpected)} unexpected and "
+            f"{len(stated) - len(unexpected)} expected findings"
+        )
+        for rank, text in enumerate(stated["text"].head(20), start=1):
+            print(f"{rank:3}. {text}")
+        if len(stated) > 20:
+            print(f"     ... and {len(stated) - 20} more in {path.with_name('findings.parquet')}")
     counts = errors["outcome"].value_counts()
     total = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
     broken = int((errors["expected"] == "broken").sum())
     print(
         f"\n{prep.case.id}: {len(errors)} values: {total}"
         + (f"; {broken} broke an expectation" if broken else "")
+        + ("" if table else " (--table: every combination)")
     )
 
 
@@ -278,57 +337,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"harness compare: {exc}", file=sys.stderr)
         return 1
-    _print_summary(prep, errors)
+    _print_summary(prep, errors, args.results, args.table)
     return 0
-
-
-def _cmd_trace(args: argparse.Namespace) -> int:
-    from .cases import CaseError, load_case
-
-    try:
-        case = load_case(args.case)
-    except CaseError as exc:
-        print(exc, file=sys.stderr)
-        return EXIT_INVALID
-    point = {}
-    for item in args.at:
-        name, _, value = item.partition("=")
-        try:
-            point[name.strip()] = float(value)
-        except ValueError:
-            print(f"harness trace: --at {item!r}: expected NAME=NUMBER", file=sys.stderr)
-            return EXIT_INVALID
-    unknown = sorted(set(point) - set(case.input_names))
-    if unknown:
-        print(
-            f"harness trace: --at: {case.id} has no input {unknown[0]!r}; inputs: "
-            + ", ".join(case.input_names),
-            file=sys.stderr,
-        )
-        return EXIT_INVALID
-    from .gradient_trace import trace_gradients  # TensorFlow starts here
-
-    try:
-        trace = trace_gradients(case, args.implementation, point, args.dtype)
-    except KeyError as exc:
-        print(f"harness trace: {exc.args[0]}", file=sys.stderr)
-        return EXIT_INVALID
-    for call in trace.calls:
-        inputs = " ".join(f"{k}={_scalar(v)}" for k, v in call.inputs.items())
-        out = " ".join(f"d{k}={_scalar(v)}" for k, v in call.downstream.items())
-        print(f"{call.function}: {inputs}  upstream={_scalar(call.upstream)}  downstream: {out}")
-    if not trace.calls:
-        print("(no custom gradient was called)")
-    print("gradient: " + " ".join(f"d/d{k}={v}" for k, v in trace.gradient.items()))
-    return 0
-
-
-def _scalar(value) -> str:
-    import numpy as np
-
-    if value is None:
-        return "None"
-    return f"{np.asarray(value).reshape(-1)[0]:.9g}"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -337,14 +347,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     prep = _prepare(args)
     if prep is None:
         return EXIT_INVALID
-    errors = run_stages(prep, args.results, not args.no_cache, _Progress())
-    _print_summary(prep, errors)
+    errors = run_stages(prep, args.results, not args.no_cache, _Progress(), not args.no_bisect)
+    _print_summary(prep, errors, args.results, args.table)
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .case_schema import DTYPES
-
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Differential testing of higher-order derivatives against an mpmath reference.",
@@ -358,12 +366,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing when valid")
     p.set_defaults(func=_cmd_validate)
 
+    p = sub.add_parser(
+        "implementations",
+        help="list the registered implementations, references and experiments a case may name",
+    )
+    p.set_defaults(func=_cmd_implementations)
+
     p = sub.add_parser("schema", help="print the case JSON Schema (cases/case.schema.json)")
     p.set_defaults(func=_cmd_schema)
 
     p = sub.add_parser("run", help="one case end to end: reference, evaluate, compare")
     _add_selection(p)
     p.add_argument("--no-cache", action="store_true", help="recompute every reference value")
+    p.add_argument(
+        "--no-bisect",
+        action="store_true",
+        help="skip finding the exact edges of each outcome (findings keep sweep points)",
+    )
+    p.add_argument("--table", action="store_true", help="also print every combination's counts")
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("reference", help="the mpmath reference of one case (no TensorFlow)")
@@ -373,30 +393,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="the TensorFlow derivatives of one case")
     _add_selection(p)
+    p.add_argument(
+        "--no-bisect",
+        action="store_true",
+        help="skip finding the exact edges of each outcome (findings keep sweep points)",
+    )
     p.add_argument("--threads", type=int, help="TensorFlow intra- and inter-op threads")
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("compare", help="judge evaluations against the reference")
     _add_selection(p)
+    p.add_argument("--table", action="store_true", help="also print every combination's counts")
     p.set_defaults(func=_cmd_compare)
 
-    p = sub.add_parser(
-        "trace",
-        help="the upstream gradient each custom gradient receives, at one point (seed 003)",
-    )
-    p.add_argument("case", help="the case file (cases/NAME.yaml)")
-    p.add_argument("implementation", help="one of the case's implementations")
-    p.add_argument("--at", nargs="+", required=True, metavar="NAME=VALUE", help="the point")
-    p.add_argument("--dtype", default="float32", choices=DTYPES)
-    p.set_defaults(func=_cmd_trace)
+    add_probe_commands(sub)
 
     p = sub.add_parser("collect", help="summarise every case's errors table")
     p.add_argument("errors", nargs="*", help="errors tables (default: RESULTS/*/errors.parquet)")
     p.add_argument("--results", default="results", help="results folder (default: results)")
     p.add_argument(
         "--out",
-        default="results/summary.parquet",
-        help="summary Parquet path; the CSV goes beside it",
+        help="summary Parquet path (default: RESULTS/summary.parquet); the CSV, the "
+        "findings and their provenance sidecars go beside it",
     )
     p.set_defaults(func=_cmd_collect)
 
@@ -412,5 +430,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .results import ResultsError
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except ResultsError as exc:
+        # A corrupted or foreign table, a read-only folder, a full disk: one line.
+        print(f"harness {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the output's reader went away (| head)
+        sys.stderr.close()
+        return 0

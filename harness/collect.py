@@ -31,12 +31,14 @@ import pandas as pd
 
 from . import provenance
 from .compare import OUTCOMES, input_columns
+from .findings import edge_lookup, stable_intervals
 from .points import segment_index
 from .results import read_metadata, read_table
 from .summary import KEYS, NOT_FAILURES, ranked_failures, worst_point
 
 __all__ = [
     "ProvenanceMismatch",
+    "case_findings",
     "case_summary",
     "collect",
     "stable_domain",
@@ -117,11 +119,13 @@ def summarise_case(
     inputs: Sequence[str],
     domains: bool = True,
     segments: dict | None = None,
+    edges: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Summary rows of one case's errors table (``domains=False``: skip the stable
     domains, the slow part, for a terminal summary; ``segments``: the intervals each
     input was sampled from, which a stable domain never bridges)."""
     free = _free_inputs(errors, inputs)
+    lookup = edge_lookup(edges)
     rows = []
     for key, group in errors.groupby(KEYS, sort=True, observed=True):
         counts = group["outcome"].value_counts()
@@ -137,7 +141,12 @@ def summarise_case(
                 "worst_wanted": w["reference"],
                 "worst_outcome": str(w["outcome"]),
             }
-        domain = stable_domain(group, free, segments) if domains else {}
+        if domains and len(free) == 1:
+            # One swept input: the ok runs, with the exact edges the bisection found.
+            pieces = (segments or {}).get(free[0])
+            domain = {free[0]: stable_intervals(group, free[0], pieces, lookup)}
+        else:
+            domain = stable_domain(group, free, segments) if domains else {}
         rows.append(
             {
                 "case": group["case"].iloc[0],
@@ -171,14 +180,16 @@ def file_digest(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def write_case_summary(errors: pd.DataFrame, errors_path: str | Path, inputs, meta: dict) -> Path:
+def write_case_summary(
+    errors: pd.DataFrame, errors_path: str | Path, inputs, meta: dict, edges=None
+) -> Path:
     """``summary.parquet`` beside a case's errors table (the compare stage writes it, so
     collect and the case's page read it instead of summarising again), tagged with the
     errors file's digest so a stale one is never used."""
     from .results import write_table
 
     out = Path(errors_path).with_name("summary.parquet")
-    summary = summarise_case(errors, list(inputs), segments=meta.get("segments"))
+    summary = summarise_case(errors, list(inputs), segments=meta.get("segments"), edges=edges)
     write_table(summary, out, {**meta, "errors_sha256": file_digest(errors_path)})
     return out
 
@@ -193,7 +204,9 @@ def case_summary(errors_path: str | Path, inputs: Sequence[str] | None = None) -
     errors = read_table(errors_path)
     segments = read_metadata(errors_path).get("segments")
     names = list(inputs) if inputs else input_columns(errors)
-    return summarise_case(errors, names, segments=segments)
+    edges_path = Path(errors_path).with_name("edges.parquet")
+    edges = read_table(edges_path) if edges_path.exists() else None
+    return summarise_case(errors, names, segments=segments, edges=edges)
 
 
 def _check_agreement(metas: dict[str, dict]) -> dict:
@@ -213,25 +226,45 @@ def _check_agreement(metas: dict[str, dict]) -> dict:
     return {k: first.get(k) for k in MUST_AGREE}
 
 
+def case_findings(errors_path: str | Path, inputs: Sequence[str] | None = None) -> pd.DataFrame:
+    """The findings of one case: those the compare stage wrote beside ``errors_path``
+    (``findings.parquet``) when they match that file byte for byte, else found anew from
+    the errors and edges tables."""
+    beside = Path(errors_path).with_name("findings.parquet")
+    if beside.exists():
+        if read_metadata(beside).get("errors_sha256") == file_digest(errors_path):
+            return read_table(beside)
+    from .findings import find
+
+    errors = read_table(errors_path)
+    edges_path = Path(errors_path).with_name("edges.parquet")
+    edges = read_table(edges_path) if edges_path.exists() else None
+    names = list(inputs) if inputs else input_columns(errors)
+    return find(errors, edges, names, read_metadata(errors_path).get("segments"))
+
+
 def collect(
     error_files: Sequence[str | Path], inputs_of: dict[str, Sequence[str]] | None = None
-) -> tuple[pd.DataFrame, dict]:
-    """The summary of every case, and the shared provenance (raises
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The summary and the findings of every case, and the shared provenance (raises
     :class:`ProvenanceMismatch`)."""
     metas = {str(p): read_metadata(p) for p in error_files}
     shared = _check_agreement(metas) if metas else {}
-    parts = []
+    parts, found = [], []
     cases = {}
     for path in error_files:
         meta = metas[str(path)]
         case = meta.get("case") or read_table(path)["case"].iloc[0]
         parts.append(case_summary(path, (inputs_of or {}).get(case)))
+        found.append(case_findings(path, (inputs_of or {}).get(case)))
         cases[case] = {
             "case_hash": meta.get("case_hash"),
             "config_hash": meta.get("config_hash"),
             "created": meta.get("created"),
             "file": str(path),
+            "platform": (meta.get("inputs", {}).get("evaluations") or {}).get("platform"),
         }
     summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    findings = pd.concat(found, ignore_index=True) if found else pd.DataFrame()
     meta = provenance.collect(stage="collect", cases=cases, merged_from=shared)
-    return summary, meta
+    return summary, findings, meta

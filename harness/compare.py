@@ -294,7 +294,7 @@ def _tolerances(group: pd.DataFrame, ulps: float, reason: str, dtype: str, order
     has_model = fd & ~np.isnan(model)
     table_reason = reason or f"{ulps:g} ulps: the study's budget for {dtype}, order {order}"
     reasons = np.full(n, table_reason, dtype=object)
-    if has_model.any():
+    if has_model.any() and "fd_step" in group:
         g = group[has_model]
         reasons[has_model] = [
             f"finite difference at h = {h:.3g}: {MODEL_FACTOR:g} x (truncation {t:.3g} + "

@@ -28,9 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 
-import tensorflow as tf
-
 from .stencils import base_step, stencil_terms
+from .tfimport import tf
 
 __all__ = ["METHODS", "derivatives", "leaves", "prefix_closure"]
 

@@ -27,17 +27,24 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 from .cases import Case, Partial  # noqa: E402
 from .derivatives import derivatives, prefix_closure  # noqa: E402
 from .tf_backend import build_implementation  # noqa: E402
+from .tfimport import tf  # noqa: E402
 
-__all__ = ["EvaluationStats", "evaluate_case", "tensorflow_facts"]
+__all__ = [
+    "TF_DTYPES",
+    "EvaluationStats",
+    "Runner",
+    "evaluate_case",
+    "probe_flush",
+    "tensorflow_facts",
+]
 
 tf.get_logger().setLevel("ERROR")
 
-_TF_DTYPES = {
+TF_DTYPES = {
     "float16": tf.float16,
     "bfloat16": tf.bfloat16,
     "float32": tf.float32,
@@ -52,14 +59,35 @@ class EvaluationStats:
     fused_calls: int = 0
     fallbacks: int = 0
     seconds: float = 0.0
+    bisect_seconds: float = 0.0  # of ``seconds``: finding exact edges
+
+
+_NESTING = {
+    "reverse": lambda n: f"{n} nested GradientTape" + ("s" if n > 1 else ""),
+    "forward": lambda n: f"{n} nested ForwardAccumulator" + ("s" if n > 1 else ""),
+    "forward_over_reverse": lambda n: (
+        "a GradientTape"
+        + (f" inside {n - 1} nested ForwardAccumulator" + ("s" if n > 2 else "") if n > 1 else "")
+    ),
+    "finite_difference": lambda n: "a central-difference stencil",
+}
+
+
+def context(method: str, mode: str, dtype: str, partial: Partial, label: str) -> str:
+    """Where a failure happened, as a reader needs it: "forward (3 nested
+    ForwardAccumulators), order 3 (d/dx x x), float32, function mode"."""
+    n = len(partial)
+    how = _NESTING[method](n) if n else "the value itself"
+    return f"{method} ({how}), order {n} ({label or 'f'}), {dtype}, {mode} mode"
 
 
 class _Failure:
-    """An exception raised while computing some partials."""
+    """An exception raised while computing some partials, with where it happened."""
 
-    def __init__(self, exc: BaseException):
+    def __init__(self, exc: BaseException, where: str = ""):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        self.message = f"{type(exc).__name__}: {first}"[:400]
+        text = f"{type(exc).__name__}: {first}"
+        self.message = (f"{where}: {text}" if where else text)[:500]
 
 
 Outcome = "np.ndarray | None | _Failure"
@@ -74,38 +102,61 @@ def _to_numpy(value: tf.Tensor | None, n: int) -> np.ndarray | None:
     return arr
 
 
-class _Runner:
-    """Runs fused groups in one (method, mode, dtype), with fallbacks."""
+class Runner:
+    """Runs fused groups in one (method, mode, dtype), with fallbacks.
+
+    The compiled functions it makes (one per group, static batch shape) are kept, and
+    :meth:`evaluate_at` runs the groups that worked again on new inputs of the same
+    shape: the bisection of edges traces nothing.
+    """
 
     def __init__(
-        self, method: str, mode: str, dtype: str, xs: dict[str, tf.Tensor], stats: EvaluationStats
+        self,
+        method: str,
+        mode: str,
+        dtype: str,
+        xs: dict[str, tf.Tensor],
+        stats: EvaluationStats,
+        label: Callable[[Partial], str] = "".join,
     ):
         self.method, self.mode, self.dtype = method, mode, dtype
         self.xs = xs
         self.names = list(xs)
         self.n = int(next(iter(xs.values())).shape[0])
         self.stats = stats
-        self._concrete: dict[tuple, Callable] = {}
+        self.label = label
+        self._compiled_fns: dict[tuple, Callable] = {}
+        self._bodies: dict[tuple, Callable] = {}
+        # How each implementation's partials were computed: (key, partials, names).
+        self.routes: list[tuple[tuple, Sequence[Partial], list[str]]] = []
+        self.failures: dict[str, dict[Partial, str]] = {}
 
     def _compiled(self, key: tuple, body: Callable) -> Callable:
-        signature = [tf.TensorSpec([self.n], _TF_DTYPES[self.dtype])] * len(self.names)
+        if key in self._compiled_fns:
+            return self._compiled_fns[key]
+        signature = [tf.TensorSpec([self.n], TF_DTYPES[self.dtype])] * len(self.names)
         wrapped = lambda *args: body(dict(zip(self.names, args)))  # noqa: E731
         self.stats.traces += 1
         if self.mode == "function":
             fn = tf.function(wrapped, input_signature=signature, autograph=False)
             concrete = fn.get_concrete_function()
             _GRAPHS[(self.method, self.dtype, self.n, key)] = concrete
+            self._compiled_fns[key] = concrete
             return concrete
         traced = _GRAPHS.get((self.method, self.dtype, self.n, key))
         if traced is not None:
             # The same graph the function mode traced, compiled by XLA.
             wrapped = lambda *args: traced(*args)  # noqa: E731
-        return tf.function(wrapped, input_signature=signature, autograph=False, jit_compile=True)
+        fn = tf.function(wrapped, input_signature=signature, autograph=False, jit_compile=True)
+        self._compiled_fns[key] = fn
+        return fn
 
-    def call(self, key: tuple, body: Callable) -> list:
+    def call(self, key: tuple, body: Callable, xs: Mapping[str, tf.Tensor] | None = None) -> list:
+        xs = self.xs if xs is None else xs
+        self._bodies[key] = body
         if self.mode == "eager":
-            return body(self.xs)
-        return self._compiled(key, body)(*self.xs.values())
+            return body(xs)
+        return self._compiled(key, body)(*(xs[n] for n in self.names))
 
     def run(self, fns: dict[str, Callable], partials: Sequence[Partial]) -> dict[str, dict]:
         """``{implementation: {partial: array | None | _Failure}}`` for every partial."""
@@ -118,34 +169,72 @@ class _Runner:
             def body(xs):
                 if not tf.executing_eagerly():
                     stats.python_traces += 1
-                return [[derivatives(method, fns[i], xs, ps).get(p) for p in ps] for i in names]
+                out = []
+                for i in names:
+                    found = derivatives(method, fns[i], xs, ps)
+                    out.append([found.get(p) for p in ps])
+                return out
 
             return body
 
         out: dict[str, dict] = {}
         try:
             self.stats.fused_calls += 1
-            values = self.call(("all", tuple(impls)), group_body(impls, partials))
+            key = ("all", tuple(impls))
+            values = self.call(key, group_body(impls, partials))
             for name, row in zip(impls, values):
                 out[name] = {p: _to_numpy(v, self.n) for p, v in zip(partials, row)}
+            self.routes.append((key, partials, impls))
             return out
         except Exception:  # noqa: BLE001 - isolate below, one implementation at a time
             self.stats.fallbacks += 1
         for name in impls:
             try:
-                values = self.call(("one", name), group_body([name], partials))
+                key = ("one", name)
+                values = self.call(key, group_body([name], partials))
                 out[name] = {p: _to_numpy(v, self.n) for p, v in zip(partials, values[0])}
+                self.routes.append((key, partials, [name]))
                 continue
             except Exception:  # noqa: BLE001 - isolate below, one partial at a time
                 self.stats.fallbacks += 1
             out[name] = {}
             for p in partials:
+                chain = prefix_closure([p])
+                key = ("partial", name, p)
                 try:
-                    chain = prefix_closure([p])
-                    values = self.call(("partial", name, p), group_body([name], chain))
+                    values = self.call(key, group_body([name], chain))
                     out[name][p] = _to_numpy(values[0][chain.index(p)], self.n)
+                    self.routes.append((key, [p], [name], chain))
                 except Exception as exc:  # noqa: BLE001 - recorded as an `error` outcome
-                    out[name][p] = _Failure(exc)
+                    where = context(self.method, self.mode, self.dtype, p, self.label(p))
+                    out[name][p] = _Failure(exc, where)
+                    self.failures.setdefault(name, {})[p] = out[name][p].message
+        return out
+
+    def evaluate_at(self, inputs: Mapping[str, np.ndarray]) -> dict[str, dict]:
+        """Every implementation's partials at new inputs (arrays of the batch's shape), by
+        the routes that worked in :meth:`run`: ``{impl: {label: array | None |
+        message}}`` (a partial that raised there keeps its message)."""
+        xs = {n: tf.constant(inputs[n], dtype=TF_DTYPES[self.dtype]) for n in self.names}
+        out: dict[str, dict] = {}
+        for route in self.routes:
+            key, partials, impls = route[:3]
+            chain = route[3] if len(route) > 3 else partials
+            try:
+                values = self.call(key, self._bodies[key], xs)
+            except Exception as exc:  # noqa: BLE001 - a new input broke a working route
+                for name in impls:
+                    for p in partials:
+                        where = context(self.method, self.mode, self.dtype, p, self.label(p))
+                        out.setdefault(name, {})[self.label(p)] = _Failure(exc, where).message
+                continue
+            for name, row in zip(impls, values):
+                got = dict(zip(chain, row))
+                for p in partials:
+                    out.setdefault(name, {})[self.label(p)] = _to_numpy(got[p], self.n)
+        for name, failed in self.failures.items():
+            for p, message in failed.items():
+                out.setdefault(name, {})[self.label(p)] = message
         return out
 
 
@@ -161,6 +250,7 @@ def evaluate_case(
     modes: Sequence[str],
     progress: Callable[[int, int], None] | None = None,
     max_order: Mapping[str, int] | None = None,
+    edges=None,
 ) -> tuple[pd.DataFrame, EvaluationStats]:
     """Evaluate every combination; one row per (implementation, method, mode, dtype, partial, point).
 
@@ -168,7 +258,9 @@ def evaluate_case(
     :func:`harness.points.represent`). Columns: ``implementation method mode dtype
     partial order point value status message seconds``; ``status`` is ``value``,
     ``missing`` or ``error``. ``max_order`` caps the order per method (the ``quick``
-    setting); a method's partials above its cap get no rows.
+    setting); a method's partials above its cap get no rows. ``edges`` (a
+    :class:`harness.edges.EdgeFinder`) is handed each (dtype, method) as soon as it
+    is evaluated, with its compiled functions still alive, to bisect its edges.
     """
     stats = EvaluationStats()
     started = time.perf_counter()
@@ -186,7 +278,7 @@ def evaluate_case(
         if pts.empty:
             done += len(methods) * len(mode_list)
             continue
-        tf_dtype = _TF_DTYPES[dtype]
+        tf_dtype = TF_DTYPES[dtype]
         xs = {n: tf.constant(pts[n].to_numpy(np.float64), dtype=tf_dtype) for n in names}
         fns = {
             i.name: build_implementation(i, names, tf_dtype, case.functions)
@@ -197,13 +289,17 @@ def evaluate_case(
             if not partials:
                 done += len(mode_list)
                 continue
+            runners = {}
+            method_frames = []
             for mode in mode_list:
                 t0 = time.perf_counter()
-                results = _Runner(method, mode, dtype, xs, stats).run(fns, partials)
+                runner = Runner(method, mode, dtype, xs, stats, case.label)
+                results = runner.run(fns, partials)
+                runners[mode] = runner
                 seconds = time.perf_counter() - t0
                 for impl, by_partial in results.items():
                     for p in partials:
-                        frames.append(
+                        method_frames.append(
                             _rows(
                                 case,
                                 impl,
@@ -219,6 +315,18 @@ def evaluate_case(
                 done += 1
                 if progress:
                     progress(done, total)
+            frames += method_frames
+            if edges is not None:
+                t0 = time.perf_counter()
+                edges.after_method(
+                    method,
+                    dtype,
+                    pd.concat(method_frames, ignore_index=True),
+                    mode_list,
+                    lambda mode, inputs, runners=runners: runners[mode].evaluate_at(inputs),
+                    len(pts),
+                )
+                stats.bisect_seconds += time.perf_counter() - t0
             # The xla mode has reused this method's graphs; nothing else will.
             _GRAPHS.clear()
             _release_forward_mode_cache()
@@ -311,7 +419,7 @@ def probe_flush(dtypes: Sequence[str], modes: Sequence[str]) -> dict[str, dict[s
 
     out: dict[str, dict[str, dict]] = {}
     for dtype in dtypes:
-        fmt, tf_dtype = FORMATS[dtype], _TF_DTYPES[dtype]
+        fmt, tf_dtype = FORMATS[dtype], TF_DTYPES[dtype]
         sub = fmt.smallest_normal / 4
         x = tf.constant([sub, fmt.smallest_normal], dtype=tf_dtype)
         y = tf.constant([2.0**10, 0.25], dtype=tf_dtype)

@@ -232,7 +232,7 @@ def evaluate_experiment(
     case: ExperimentCase, params: dict, dtypes: Sequence[str], modes: Sequence[str]
 ) -> tuple[pd.DataFrame, dict]:
     """The evaluations table of an experiment; TensorFlow starts here."""
-    import tensorflow as tf
+    from .tfimport import tf
 
     exp = get(case.experiment)
     rows = []

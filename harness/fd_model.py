@@ -58,44 +58,63 @@ def model_partials(partial: tuple[str, ...]) -> list[tuple[str, ...]]:
 def finite_difference_model(case, points: Mapping[str, pd.DataFrame], store) -> pd.DataFrame:
     """One row per (dtype, point, partial of order >= 1): the columns of :data:`FD_COLUMNS`.
 
-    ``store`` is the case's :class:`harness.reference.ReferenceStore`; the case's own
-    partials must already be verified in it at ``points``.
+    ``store`` is the case's :class:`harness.reference_table.ReferenceStore`; the case's own
+    partials must already be verified in it at ``points``. Models are memoised in the
+    store per (dtype, inputs, partial).
     """
     names = list(case.input_names)
     partials = [p for p in case.partials if p]
-    extra = list(dict.fromkeys(q for p in partials for q in model_partials(p)))
     plans = []
     at_points: dict[tuple[float, ...], None] = {}
     at_stencils: dict[tuple[float, ...], None] = {}
+    needed: set = set()
+    done: dict[tuple, dict] = {}
     for dtype, frame in points.items():
         if frame.empty:
             continue
         xs = {n: frame[n].to_numpy(np.float64) for n in names}
         here = list(zip(*(xs[n].tolist() for n in names)))
-        at_points.update(dict.fromkeys(here))
         for p in partials:
-            steps, terms = stencil_points(xs, p, dtype)
+            todo = [i for i, k in enumerate(here) if ("fd", dtype, k, p) not in store.memo]
+            for i, k in enumerate(here):
+                if ("fd", dtype, k, p) in store.memo:
+                    done[(dtype, i, p)] = store.memo[("fd", dtype, k, p)]
+            if not todo:
+                continue
+            sub = {n: xs[n][todo] for n in names}
+            steps, terms = stencil_points(sub, p, dtype)
             keys = [
-                [tuple(float(pt[n][i]) for n in names) for _, pt in terms]
-                for i in range(len(frame))
+                [tuple(float(pt[n][j]) for n in names) for _, pt in terms] for j in range(len(todo))
             ]
             for row in keys:
                 at_stencils.update(dict.fromkeys(k for k in row if _finite(k)))
-            plans.append((dtype, frame, p, steps, [w for w, _ in terms], keys, here))
-    store.ensure(list(at_points), extra)
-    store.ensure(list(at_stencils), [()])
-    rows = []
-    for dtype, frame, p, steps, weights, keys, here in plans:
+            at_points.update(dict.fromkeys(here[i] for i in todo))
+            needed.update(model_partials(p))
+            plans.append(
+                (dtype, p, steps, [w for w, _ in terms], keys, [here[i] for i in todo], todo)
+            )
+    if plans:
+        store.ensure(list(at_points), list(needed))
+        store.ensure(list(at_stencils), [()])
+    for dtype, p, steps, weights, keys, here, todo in plans:
         fmt = FORMATS[dtype]
         units = (fmt.eps / 2, fmt.smallest_subnormal)
         counts = {v: p.count(v) for v in names if v in p}
         first = next(iter(counts))
-        label = case.label(p)
-        for i, (point_id, stencil) in enumerate(zip(frame["point"], keys)):
-            h = {v: float(steps[v][i]) for v in counts}
-            row = {"dtype": dtype, "point": int(point_id), "partial": label, "fd_step": h[first]}
-            row.update(_model(store, names, here[i], p, stencil, weights, counts, h, units))
-            rows.append(row)
+        for j, (i, stencil) in enumerate(zip(todo, keys)):
+            h = {v: float(steps[v][j]) for v in counts}
+            model = {"fd_step": h[first]}
+            model.update(_model(store, names, here[j], p, stencil, weights, counts, h, units))
+            store.memo[("fd", dtype, here[j], p)] = model
+            done[(dtype, i, p)] = model
+    rows = []
+    for dtype, frame in points.items():
+        for i, point_id in enumerate(frame["point"]):
+            for p in partials:
+                model = done[(dtype, i, p)]
+                rows.append(
+                    {"dtype": dtype, "point": int(point_id), "partial": case.label(p), **model}
+                )
     return pd.DataFrame(rows, columns=["dtype", "point", "partial", *FD_COLUMNS])
 
 

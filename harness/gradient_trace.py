@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import tensorflow as tf
 
 from .cases import Case, load_case
 from .tf_backend import GradientCall, build_implementation, record_gradients
+from .tfimport import start, tf
 
 __all__ = ["GradientTrace", "trace_gradients"]
 
@@ -45,6 +45,7 @@ def trace_gradients(
     KeyError
         If the case has no such implementation, or ``point`` misses an input.
     """
+    start()
     if not isinstance(case, Case):
         case = load_case(case)
     impls = {i.name: i for i in case.implementations}

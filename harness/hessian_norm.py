@@ -383,7 +383,8 @@ def optimum_table(errors: pd.DataFrame) -> pd.DataFrame:
 def page(errors: pd.DataFrame, facts: dict) -> str:
     import matplotlib
 
-    from .report import _svg, _table
+    from .html import table as _table
+    from .report import _svg
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -290,7 +290,7 @@ def _bits_figure(errors: pd.DataFrame) -> str:
 
 def page(errors: pd.DataFrame, facts: dict) -> str:
     """What the trace trick computes, shown on the computed numbers."""
-    from .report import _table
+    from .html import table as _table
 
     parts = [
         "<h2>What the trace trick computes</h2>",

@@ -134,7 +134,8 @@ def case_dir(results: str | Path, case: Case) -> Path:
 def reference_stage(
     prep: Prepared, results: str | Path, cache: bool = True, progress: Progress | None = None
 ) -> tuple[pd.DataFrame, dict]:
-    from .reference import ReferenceSettings, compute_reference
+    from .reference import ReferenceSettings
+    from .reference_table import compute_reference
 
     s = prep.settings
     ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
@@ -175,11 +176,24 @@ def reference_stage(
 
 
 def evaluate_stage(
-    prep: Prepared, results: str | Path, progress: Progress | None = None
+    prep: Prepared,
+    results: str | Path,
+    progress: Progress | None = None,
+    reference: tuple[pd.DataFrame, dict] | None = None,
+    bisect: bool = True,
+    cache: bool = True,
 ) -> tuple[pd.DataFrame, dict]:
-    from .evaluate import evaluate_case, probe_flush, tensorflow_facts  # TensorFlow starts here
+    """Evaluate the case in TensorFlow and find the exact edges of every run of one
+    outcome (:mod:`harness.bisection`), which needs the case's reference (read from
+    ``results`` unless given): writes ``evaluations.parquet`` and ``edges.parquet``."""
+    from .evaluate import evaluate_case, probe_flush, tensorflow_facts
+    from .tfimport import start
+
+    start()  # TensorFlow starts here (quietly; a no-op where the command set its threads)
 
     s = prep.settings
+    where = case_dir(results, prep.case)
+    flags = probe_flush(s.dtypes, s.modes)
     if prep.is_experiment:
         from .experiments import evaluate_experiment
 
@@ -190,13 +204,24 @@ def evaluate_stage(
         table = table[table["method"].isin(s.methods)].reset_index(drop=True)
         stats = {"seconds": round(time.perf_counter() - t0, 3), "traces": 0, **timing}
         meta = prep.provenance(
-            "evaluate",
-            tensorflow=tensorflow_facts(),
-            platform={"flush": probe_flush(s.dtypes, s.modes)},
-            evaluation=stats,
+            "evaluate", tensorflow=tensorflow_facts(), platform={"flush": flags}, evaluation=stats
         )
-        write_table(table, case_dir(results, prep.case) / "evaluations.parquet", meta)
+        write_table(table, where / "evaluations.parquet", meta)
+        write_table(_empty_edges(), where / "edges.parquet", meta)
         return table, meta
+    edges = None
+    if bisect:
+        from .edges import EdgeFinder
+        from .reference import ReferenceSettings
+        from .reference_table import ReferenceStore
+
+        reference = reference or _read_stage_input(prep, results, "reference")
+        ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
+        cache_dir = Path(results) / ".cache" / "reference" if cache else None
+        store = ReferenceStore(prep.case, ref_settings, cache_dir)
+        edges = EdgeFinder(
+            prep.case, prep.points, reference[0], store, s.tolerance, flags, prep.segments
+        )
     table, stats = evaluate_case(
         prep.case,
         prep.points,
@@ -205,15 +230,60 @@ def evaluate_stage(
         s.modes,
         (lambda i, n: progress("evaluate", i, n)) if progress else None,
         s.max_order,
+        edges,
     )
     meta = prep.provenance(
         "evaluate",
         tensorflow=tensorflow_facts(),
-        platform={"flush": probe_flush(s.dtypes, s.modes)},
-        evaluation=dataclasses.asdict(stats),
+        platform={"flush": flags},
+        evaluation={**dataclasses.asdict(stats), "bisection": edges.stats if edges else None},
     )
-    write_table(table, case_dir(results, prep.case) / "evaluations.parquet", meta)
+    write_table(table, where / "evaluations.parquet", meta)
+    if edges is not None:
+        edges.store.save()
+    write_table(edges.table() if edges else _empty_edges(), where / "edges.parquet", meta)
     return table, meta
+
+
+def _empty_edges() -> pd.DataFrame:
+    from .bisection import EDGE_COLUMNS
+
+    return pd.DataFrame(columns=list(EDGE_COLUMNS))
+
+
+def _read_stage_input(prep: Prepared, results: str | Path, name: str) -> tuple[pd.DataFrame, dict]:
+    """A stage's input table and provenance, checked to belong to this case and selection
+    (raises ``ValueError`` naming the file and what differs, or that it is missing)."""
+    path = case_dir(results, prep.case) / f"{name}.parquet"
+    if not path.exists():
+        raise ValueError(f"{path} does not exist; run `harness {name}` (or the study) first")
+    pair = (read_table(path), read_metadata(path))
+    _check_input(prep, name, pair[1], path)
+    return pair
+
+
+def _check_input(prep: Prepared, name: str, meta: dict, path: Path) -> None:
+    s = prep.settings
+    mine = prep.provenance(
+        "check",
+        reference={
+            "precision": s.precision,
+            "verify_digits": s.verify_digits,
+            "max_precision": s.max_precision,
+        },
+    )
+    keys = (*_MUST_AGREE, "reference") if name == "reference" else _MUST_AGREE
+    selection_keys = _REFERENCE_SELECTION if name == "reference" else None
+    for key in keys:
+        theirs, ours = meta.get(key), mine.get(key)
+        if key == "selection" and selection_keys:
+            theirs = {k: (theirs or {}).get(k) for k in selection_keys}
+            ours = {k: ours.get(k) for k in selection_keys}
+        if json.dumps(theirs, sort_keys=True) != json.dumps(ours, sort_keys=True):
+            raise ValueError(
+                f"{path} was made with a different {key} ({theirs!r}, now {ours!r}); "
+                "rerun its stage"
+            )
 
 
 #: What the reference and evaluations must share with the comparison that joins them.
@@ -234,33 +304,22 @@ def compare_stage(
 
     where = case_dir(results, prep.case)
     if reference is None:
-        path = where / "reference.parquet"
-        reference = (read_table(path), read_metadata(path))
+        reference = _read_stage_input(prep, results, "reference")
+    else:
+        _check_input(prep, "reference", reference[1], where / "reference.parquet")
     if evaluations is None:
-        path = where / "evaluations.parquet"
-        evaluations = (read_table(path), read_metadata(path))
+        evaluations = _read_stage_input(prep, results, "evaluations")
+    else:
+        _check_input(prep, "evaluations", evaluations[1], where / "evaluations.parquet")
     s = prep.settings
-    reference_settings = {
-        "precision": s.precision,
-        "verify_digits": s.verify_digits,
-        "max_precision": s.max_precision,
-    }
-    mine = prep.provenance("compare", reference=reference_settings)
-    checks = [
-        ("reference", reference, (*_MUST_AGREE, "reference"), _REFERENCE_SELECTION),
-        ("evaluations", evaluations, _MUST_AGREE, None),
-    ]
-    for name, (_, meta), keys, selection_keys in checks:
-        for key in keys:
-            theirs, ours = meta.get(key), mine.get(key)
-            if key == "selection" and selection_keys:
-                theirs = {k: (theirs or {}).get(k) for k in selection_keys}
-                ours = {k: ours.get(k) for k in selection_keys}
-            if json.dumps(theirs, sort_keys=True) != json.dumps(ours, sort_keys=True):
-                raise ValueError(
-                    f"{where / (name + '.parquet')} was made with a different {key} "
-                    f"({theirs!r}, now {ours!r}); rerun its stage"
-                )
+    mine = prep.provenance(
+        "compare",
+        reference={
+            "precision": s.precision,
+            "verify_digits": s.verify_digits,
+            "max_precision": s.max_precision,
+        },
+    )
     if prep.is_experiment:
         from .experiments import compare_experiment
 
@@ -277,8 +336,17 @@ def compare_stage(
     }
     write_table(errors, where / "errors.parquet", meta)
     from .collect import write_case_summary
+    from .findings import find
 
-    write_case_summary(errors, where / "errors.parquet", prep.case.input_names, meta)
+    edges_path = where / "edges.parquet"
+    edges = read_table(edges_path) if edges_path.exists() else None
+    names = list(prep.case.input_names)
+    findings = find(errors, edges, names, prep.segments, prep.case)
+    from .collect import file_digest
+
+    digest = {"errors_sha256": file_digest(where / "errors.parquet")}
+    write_table(findings, where / "findings.parquet", {**meta, **digest})
+    write_case_summary(errors, where / "errors.parquet", names, meta, edges)
     return errors
 
 
@@ -299,8 +367,9 @@ def run_stages(
     results: str | Path = "results",
     cache: bool = True,
     progress: Progress | None = None,
+    bisect: bool = True,
 ) -> pd.DataFrame:
     """Reference, evaluation and comparison of a prepared case; returns the errors table."""
     reference = reference_stage(prep, results, cache, progress)
-    evaluations = evaluate_stage(prep, results, progress)
+    evaluations = evaluate_stage(prep, results, progress, reference, bisect, cache)
     return compare_stage(prep, results, reference, evaluations)

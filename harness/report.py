@@ -14,7 +14,6 @@ tables; nothing is computed anew.
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import re
@@ -25,49 +24,21 @@ import numpy as np
 import pandas as pd
 
 from .compare import OUTCOMES, covers, input_columns
+from .html import COLOURS, e, key, page
+from .html import table as html_table
+from .report_findings import (
+    findings_list,
+    load_case_quietly,
+    platform_note,
+    stale_note,
+    statements,
+)
+from .report_index import render_index
 from .results import atomic_write_text, read_metadata, read_table
-from .summary import NOT_FAILURES, ranked_failures
+from .summary import ranked_failures
 
 __all__ = ["COLOURS", "render_reports"]
 
-#: One colour per outcome, the key on every page.
-COLOURS = {
-    "ok": "#2e7d32",
-    "inaccurate": "#f9a825",
-    "wrong": "#c62828",
-    "nan": "#6a1b9a",
-    "inf": "#ef6c00",
-    "zero": "#1565c0",
-    "missing": "#8d6e63",
-    "error": "#212121",
-    "ref_unreliable": "#cfd8dc",
-    "flushed": "#80cbc4",
-}
-MEANING = {
-    "ok": "within tolerance of the rounded reference",
-    "inaccurate": "finite, beyond tolerance, right sign and magnitude",
-    "wrong": "finite, wrong sign or off by a factor of 2 or more",
-    "nan": "NaN",
-    "inf": "infinite where the rounded reference is finite",
-    "zero": "0 where the rounded reference is not",
-    "missing": "the framework returned no gradient (None)",
-    "error": "the framework raised an exception",
-    "ref_unreliable": "the reference did not verify here; not judged",
-    "flushed": "what the platform's flush of subnormals gives (a platform effect, reported apart)",
-}
-#: Most severe first: the colour of a matrix cell is its most severe outcome.
-SEVERITY = (
-    "error",
-    "wrong",
-    "nan",
-    "inf",
-    "zero",
-    "missing",
-    "inaccurate",
-    "flushed",
-    "ok",
-    "ref_unreliable",
-)
 _DTYPE_ORDER = ("float16", "bfloat16", "float32", "float64")
 _MODE_ORDER = ("eager", "function", "xla")
 _METHOD_STYLE = {
@@ -76,56 +47,6 @@ _METHOD_STYLE = {
     "forward_over_reverse": "-.",
     "finite_difference": ":",
 }
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5rem auto;
-max-width:1300px;padding:0 1rem;color:#212121;line-height:1.4}
-h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
-h3{font-size:1.05rem}table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
-th,td{border:1px solid #ddd;padding:.2rem .45rem;text-align:left;vertical-align:top}
-th{background:#f5f5f5}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.key span{display:inline-block;margin:.15rem .6rem .15rem 0;font-size:.85rem}
-.sw{display:inline-block;width:.9rem;height:.9rem;vertical-align:middle;margin-right:.25rem;
-border:1px solid #999}.cell{color:#fff;text-align:center;font-size:.75rem;min-width:2.3rem}
-.cell.light{color:#212121}.muted{color:#666}.big{font-size:1.6rem;font-weight:600}
-.headline td{padding:.4rem .9rem}figure{margin:.5rem 0}figure svg{max-width:100%;height:auto}
-code{background:#f5f5f5;padding:0 .2rem}details{margin:.4rem 0}
-"""
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _page(title: str, body: str) -> str:
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
-    )
-
-
-def _key() -> str:
-    items = "".join(
-        f'<span><i class="sw" style="background:{COLOURS[o]}"></i><b>{o}</b> '
-        f'<span class="muted">{_e(MEANING[o])}</span></span>'
-        for o in OUTCOMES
-    )
-    return f'<div class="key">{items}</div>'
-
-
-def _table(frame: pd.DataFrame, numeric: Sequence[str] = ()) -> str:
-    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
-    rows = []
-    for rec in frame.itertuples(index=False):
-        cells = []
-        for c, v in zip(frame.columns, rec):
-            if isinstance(v, float):
-                v = "" if np.isnan(v) else f"{v:.3g}"
-            cls = ' class="num"' if c in numeric else ""
-            cells.append(f"<td{cls}>{_e(v)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 # -- figures ----------------------------------------------------------------------------
@@ -279,9 +200,13 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
     return _svg(fig)
 
 
-def band_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
+def band_figure(
+    errors: pd.DataFrame, x_name: str, derivative: str, marks: Sequence[tuple] = ()
+) -> str:
     """Outcome bands: one band per implementation and method, coloured by outcome along the
-    input (the picture of seed 000's figure); rows dtype, columns mode."""
+    input (the picture of seed 000's figure); rows dtype, columns mode. ``marks``:
+    ``(dtype, x, outcome)`` edges of findings, drawn as dashed lines on that dtype's
+    panels."""
     from matplotlib.colors import ListedColormap
 
     dtypes = [d for d in _DTYPE_ORDER if d in set(errors.dtype)]
@@ -323,6 +248,9 @@ def band_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
                 vmax=len(OUTCOMES) - 0.5,
                 rasterized=True,
             )
+            for mark_dtype, x, outcome in marks:
+                if mark_dtype == dtype and xs[0] <= x <= xs[-1]:
+                    ax.axvline(x, color=COLOURS.get(outcome, "#000"), lw=0.8, ls="--")
             _set_xscale(ax, xs)
             ax.set_yticks(np.arange(len(rows)) + 0.5)
             ax.set_yticklabels([f"{a} / {b}" for a, b in rows] if j == 0 else [], fontsize=6)
@@ -390,13 +318,15 @@ def _worst(errors: pd.DataFrame, inputs: Sequence[str], n: int = 25) -> pd.DataF
 def _outcomes_section(errors: pd.DataFrame) -> str:
     counts = errors.outcome.value_counts()
     found = ", ".join(f"<b>{o}</b> {int(counts.get(o, 0))}" for o in OUTCOMES if counts.get(o, 0))
-    return f"<h2>Outcomes</h2>{_key()}<p>{found}</p>"
+    return f"<h2>Outcomes</h2>{key()}<p>{found}</p>"
 
 
 def _worst_section(errors: pd.DataFrame, inputs: Sequence[str], heading: str) -> str:
     worst = _worst(errors, inputs)
     body = (
-        _table(worst, numeric=("bits",)) if not worst.empty else "<p>Every judged value is ok.</p>"
+        html_table(worst, numeric=("bits",))
+        if not worst.empty
+        else "<p>Every judged value is ok.</p>"
     )
     return f"<h2>{heading}</h2>{body}"
 
@@ -405,54 +335,64 @@ def _expectations(case, errors: pd.DataFrame) -> str:
     if case is None or not case.expectations:
         return '<p class="muted">The case declares no expectations.</p>'
     rows = []
-    for e in case.expectations:
-        mask = covers(e, errors, case)
-        g = errors[mask & (errors.expected_outcome == e.outcome)]
+    for exp in case.expectations:
+        mask = covers(exp, errors, case)
+        g = errors[mask & (errors.expected_outcome == exp.outcome)]
         held, broken = int((g.expected == "held").sum()), int((g.expected == "broken").sum())
         scope = ", ".join(
             filter(
                 None,
                 [
-                    "/".join(e.implementations),
-                    e.methods and "/".join(e.methods),
-                    e.modes and "/".join(e.modes),
-                    e.dtypes and "/".join(e.dtypes),
-                    e.orders and "order " + "/".join(map(str, e.orders)),
-                    e.partial and "partial " + case.label(e.partial),
-                    *(f"{k} in [{lo:.3g}, {hi:.3g}]" for k, (lo, hi) in e.where.items()),
+                    "/".join(exp.implementations),
+                    exp.methods and "/".join(exp.methods),
+                    exp.modes and "/".join(exp.modes),
+                    exp.dtypes and "/".join(exp.dtypes),
+                    exp.orders and "order " + "/".join(map(str, exp.orders)),
+                    exp.partial and "partial " + case.label(exp.partial),
+                    *(f"{k} in [{lo:.3g}, {hi:.3g}]" for k, (lo, hi) in exp.where.items()),
                 ],
             )
         )
         status = "held" if broken == 0 and held else ("broken" if broken else "no points")
         rows.append(
             {
-                "expectation": f"{scope} => {e.outcome}",
-                "reason": e.reason,
+                "expectation": f"{scope} => {exp.outcome}",
+                "reason": exp.reason,
                 "held": held,
                 "broken": broken,
                 "status": status,
             }
         )
-    return _table(pd.DataFrame(rows), numeric=("held", "broken"))
+    return html_table(pd.DataFrame(rows), numeric=("held", "broken"))
 
 
 def experiment_page(
-    case, errors: pd.DataFrame, summary: pd.DataFrame, facts: dict | None = None
+    case,
+    errors: pd.DataFrame,
+    summary: pd.DataFrame,
+    facts: dict | None = None,
+    findings: pd.DataFrame | None = None,
+    notes: str = "",
 ) -> str:
-    """The page of an experiment case: what and why, the experiment's own figures, the
-    outcomes per quantity and the worst values."""
+    """The page of an experiment case: its findings, what and why, the experiment's own
+    figures, the outcomes per quantity and the worst values."""
     from .experiments import get
 
     exp = get(case.experiment)
     inputs = list(exp.inputs)
-    parts = [f'<p><a href="index.html">&larr; all cases</a></p><h1>{_e(case.title)}</h1>']
-    parts.append(f"<p><b>Source.</b> {_e(case.source)}</p>")
+    stated = statements(findings if findings is not None else pd.DataFrame())
+    parts = [
+        f'<p><a href="index.html">&larr; all cases</a></p><h1>{e(case.title)}</h1>',
+        notes,
+        "<h2>Findings</h2>" + findings_list(stated, anchor=True),
+    ]
+    parts.append(f"<p><b>Source.</b> {e(case.source)}</p>")
     if case.notes:
-        parts.append(f"<p><b>Notes.</b> {_e(case.notes)}</p>")
+        parts.append(f"<p><b>Notes.</b> {e(case.notes)}</p>")
     params = errors.attrs.get("parameters") or case.parameters
     parts.append(
-        f"<p><b>Experiment</b> <code>{_e(exp.name)}</code>: {_e(exp.description)} "
-        f"Parameters: <code>{_e(json.dumps(params, sort_keys=True))}</code>.</p>"
+        f"<p><b>Experiment</b> <code>{e(exp.name)}</code>: {e(exp.description)} "
+        f"Parameters: <code>{e(json.dumps(params, sort_keys=True))}</code>.</p>"
     )
     parts.append(_outcomes_section(errors))
     if case.expectations:
@@ -474,21 +414,38 @@ def experiment_page(
         ]
         parts.append(
             f"<h2>Stable domains</h2><details><summary>{len(table)} combinations</summary>"
-            f"{_table(table, numeric=('ok', 'points', 'max_bits'))}</details>"
+            f"{html_table(table, numeric=('ok', 'points', 'max_bits'))}</details>"
         )
     parts.append(_worst_section(errors, inputs, "Worst values"))
-    return _page(f"{case.title} - harness report", "\n".join(parts))
+    return page(f"{case.title} - harness report", "\n".join(parts))
 
 
-def case_page(case_id: str, errors: pd.DataFrame, summary: pd.DataFrame, case=None) -> str:
+def case_page(
+    case_id: str,
+    errors: pd.DataFrame,
+    summary: pd.DataFrame,
+    case=None,
+    findings: pd.DataFrame | None = None,
+    notes: str = "",
+) -> str:
+    """A case's page: its findings first, each derivative's beside its band chart (their
+    edges marked), then the bits of error, stable domains, worst points, expectations.
+    ``notes``: HTML put first (a stale-results warning, the platform's flush)."""
     inputs = input_columns(errors)
     x_name = _axis_input(errors, inputs)
     title = case.title if case else case_id
-    parts = [f'<p><a href="index.html">&larr; all cases</a></p><h1>{_e(title)}</h1>']
+    stated = statements(findings if findings is not None else pd.DataFrame())
+    parts = [f'<p><a href="index.html">&larr; all cases</a></p><h1>{e(title)}</h1>', notes]
+    unexpected = stated[stated["expected"] == "unexpected"] if not stated.empty else stated
+    parts.append(
+        f"<h2>Findings</h2><p>{len(unexpected)} unexpected and "
+        f"{len(stated) - len(unexpected)} expected (the derivatives below list theirs beside "
+        "their charts).</p>" + findings_list(stated, anchor=False, limit=25)
+    )
     if case is not None:
-        parts.append(f"<p><b>Source.</b> {_e(case.source)}</p>")
+        parts.append(f"<p><b>Source.</b> {e(case.source)}</p>")
         if case.notes:
-            parts.append(f"<p><b>Notes.</b> {_e(case.notes)}</p>")
+            parts.append(f"<p><b>Notes.</b> {e(case.notes)}</p>")
         impl_rows = [
             {
                 "implementation": i.name,
@@ -498,22 +455,34 @@ def case_page(case_id: str, errors: pd.DataFrame, summary: pd.DataFrame, case=No
             }
             for i in case.implementations
         ]
-        parts.append("<h2>Implementations</h2>" + _table(pd.DataFrame(impl_rows)))
+        parts.append("<h2>Implementations</h2>" + html_table(pd.DataFrame(impl_rows)))
         parts.append(
-            f"<p>Function: <code>{_e(case.function_text)}</code>; reference: "
-            f"<code>{_e(case.reference.text)}</code> in mpmath, verified.</p>"
+            f"<p>Function: <code>{e(case.function_text)}</code>; reference: "
+            f"<code>{e(case.reference.text)}</code> in mpmath, verified.</p>"
         )
     parts.append(_outcomes_section(errors))
     parts.append("<h2>Expectations</h2>" + _expectations(case, errors))
     for partial in sorted(errors.partial.unique(), key=lambda p: (len(p), p)):
         label = partial or "f"
         sub = errors[errors.partial == partial]
-        parts.append(f'<h2 id="d-{_e(label)}">Derivative {_e(label)} (order {len(partial)})</h2>')
-        parts.append(f'<figure class="plot">{band_figure(sub, x_name, label)}</figure>')
+        mine = stated[stated["partial"] == partial] if not stated.empty else stated
+        marks = [
+            (r.dtype, x, r.outcome)
+            for r in mine.itertuples(index=False)
+            for x, is_open in ((r.lo, r.lo_open), (r.hi, r.hi_open))
+            if not is_open
+        ]
+        parts.append(f'<h2 id="d-{e(label)}">Derivative {e(label)} (order {len(partial)})</h2>')
+        parts.append(
+            '<div class="pair">'
+            f'<figure class="plot">{band_figure(sub, x_name, label, marks)}</figure>'
+            f'<div class="side"><h3>Findings</h3>{findings_list(mine, anchor=True)}</div>'
+            "</div>"
+        )
         parts.append(f'<figure class="plot">{bits_figure(sub, x_name, label)}</figure>')
         dom = summary[(summary.case == case_id) & (summary.partial == partial)]
         if not dom.empty:
-            table = dom[
+            domain = dom[
                 [
                     "implementation",
                     "method",
@@ -526,162 +495,25 @@ def case_page(case_id: str, errors: pd.DataFrame, summary: pd.DataFrame, case=No
                 ]
             ]
             parts.append(
-                f"<details><summary>Stable domain ({len(table)} combinations)"
-                f"</summary>{_table(table, numeric=('ok', 'points', 'max_bits'))}"
+                f"<details><summary>Stable domain ({len(domain)} combinations)"
+                f"</summary>{html_table(domain, numeric=('ok', 'points', 'max_bits'))}"
                 "</details>"
             )
     parts.append(_worst_section(errors, inputs, "Worst points"))
-    return _page(f"{title} - harness report", "\n".join(parts))
+    return page(f"{title} - harness report", "\n".join(parts))
 
 
-def _matrix(summary: pd.DataFrame) -> str:
-    dtypes = [d for d in _DTYPE_ORDER if d in set(summary.dtype)]
-    orders = sorted(summary.order.unique())
-    head = (
-        "<tr><th>case</th><th>implementation</th>"
-        + "".join(f"<th>{d}<br>order {o}</th>" for d in dtypes for o in orders)
-        + "</tr>"
-    )
-    rows = []
-    for (case, impl), g in summary.groupby(["case", "implementation"], sort=True):
-        cells = []
-        for d in dtypes:
-            for o in orders:
-                c = g[(g.dtype == d) & (g.order == o)]
-                if c.empty:
-                    cells.append("<td></td>")
-                    continue
-                totals = {k: int(c[k].sum()) for k in OUTCOMES}
-                worst = next((k for k in SEVERITY if totals[k]), "ref_unreliable")
-                judged = sum(v for k, v in totals.items() if k != "ref_unreliable")
-                pct = 100 * totals["ok"] / judged if judged else 0
-                light = " light" if worst in ("inaccurate", "ref_unreliable") else ""
-                tip = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
-                cells.append(
-                    f'<td class="cell{light}" style="background:{COLOURS[worst]}" '
-                    f'title="{_e(tip)}">{pct:.0f}%</td>'
-                )
-        rows.append(
-            f'<tr><td><a href="{_e(case)}.html">{_e(case)}</a></td>'
-            f"<td>{_e(impl)}</td>{''.join(cells)}</tr>"
+def _case_notes(case_id: str, case, meta: dict, summary: pd.DataFrame) -> str:
+    """A case page's notes: stale results, and the platform's flush with its rows."""
+    stale = stale_note(case_id, meta.get("case_hash"), case.content_hash if case else None)
+    flags = ((meta.get("inputs") or {}).get("evaluations") or {}).get("platform") or {}
+    flushed = summary[summary["flushed"] > 0] if "flushed" in summary else None
+    flush = ""
+    if flushed is not None and not flushed.empty:
+        flush = "<h2>Platform: subnormal numbers</h2>" + platform_note(
+            {case_id: flags.get("flush")}, flushed
         )
-    return (
-        f'<table>{head}{"".join(rows)}</table><p class="muted">Each cell: the share of '
-        "judged values that are ok over every method and mode; its colour is the most "
-        "severe outcome present.</p>"
-    )
-
-
-def _findings(summary: pd.DataFrame, limit: int = 60) -> str:
-    keys = ["case", "implementation", "method", "mode", "dtype", "derivative"]
-    bad = [o for o in OUTCOMES if o not in NOT_FAILURES]
-
-    def listing(frame: pd.DataFrame, what: str) -> str:
-        if frame.empty:
-            return f'<p class="muted">No {what}.</p>'
-        frame = frame.copy()
-        frame["failures"] = frame[bad].sum(axis=1)
-        frame["outcomes"] = frame.apply(
-            lambda r: ", ".join(f"{o} {int(r[o])}" for o in bad if r[o]), axis=1
-        )
-        shown = frame.sort_values(["failures"], ascending=False).head(limit)
-        more = len(frame) - len(shown)
-        table = _table(shown[[*keys, "points", "outcomes", "worst"]], numeric=("points",))
-        tail = (
-            f'<p class="muted">and {more} more: see <code>results/summary.csv</code>.</p>'
-            if more > 0
-            else ""
-        )
-        return table + tail
-
-    failing = summary[summary[bad].sum(axis=1) > 0]
-    unexpected = failing[failing["unexpected_failures"] > 0]
-    expected = failing[(failing["unexpected_failures"] == 0) & (failing["expected_held"] > 0)]
-    broken = summary[summary["expected_broken"] > 0]
-    return (
-        f"<h3>Unexpected failures ({len(unexpected)} combinations)</h3>"
-        + listing(unexpected, "unexpected failures")
-        + f"<h3>Expected failures ({len(expected)})</h3>"
-        + listing(expected, "expected failures")
-        + f"<h3>Expectations that did not hold ({len(broken)})</h3>"
-        + (
-            _table(broken[[*keys, "expected_held", "expected_broken", "worst"]])
-            if not broken.empty
-            else '<p class="muted">Every expectation held.</p>'
-        )
-    )
-
-
-def index_page(
-    summary: pd.DataFrame,
-    meta: dict,
-    case_meta: dict[str, dict],
-    broken_cases: dict[str, list[str]],
-) -> str:
-    totals = {o: int(summary[o].sum()) for o in OUTCOMES}
-    judged = sum(v for k, v in totals.items() if k != "ref_unreliable")
-    headline = (
-        '<table class="headline"><tr>'
-        f'<td><div class="big">{summary.case.nunique()}</div>cases</td>'
-        f'<td><div class="big">{judged:,}</div>values judged</td>'
-        f'<td><div class="big">{100 * totals["ok"] / max(judged, 1):.1f}%</div>ok</td>'
-        f'<td><div class="big">{int((summary["unexpected_failures"] > 0).sum())}</div>'
-        "combinations with unexpected failures</td>"
-        f'<td><div class="big">{int((summary["expected_broken"] > 0).sum())}</div>'
-        "combinations breaking an expectation</td>"
-        f'<td><div class="big">{len(broken_cases)}</div>case files that do not validate</td>'
-        "</tr></table>"
-    )
-    tf = next((m.get("tensorflow") for m in case_meta.values() if m.get("tensorflow")), {}) or {}
-    first = next(iter(case_meta.values()), {})
-    prov = {
-        "created": meta.get("created"),
-        "git commit": f"{meta.get('git', {}).get('commit')} "
-        f"({'dirty' if meta.get('git', {}).get('dirty') else 'clean'})",
-        "python": meta.get("python"),
-        "platform": meta.get("platform"),
-        "cpu": meta.get("cpu"),
-        "tensorflow": f"{tf.get('tensorflow')} on {', '.join(tf.get('devices', []))}",
-        "grappler options": json.dumps(tf.get("grappler_options")),
-        "packages": ", ".join(f"{k} {v}" for k, v in (meta.get("packages") or {}).items()),
-        "study settings": json.dumps(first.get("selection")),
-        "reference": json.dumps(first.get("reference")),
-        "seed": first.get("seed"),
-    }
-    prov_rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in prov.items())
-    cases = "".join(
-        f'<li><a href="{_e(c)}.html">{_e(c)}</a> <span class="muted">'
-        f"{_e(case_meta.get(c, {}).get('title', ''))}</span></li>"
-        for c in sorted(summary.case.unique())
-    )
-    broken = "".join(
-        f"<li><b>{_e(c)}</b><pre>{_e(chr(10).join(p))}</pre></li>"
-        for c, p in sorted(broken_cases.items())
-    )
-    body = (
-        "<h1>Higher-order derivative study</h1>"
-        + headline
-        + "<h2>Outcome matrix</h2>"
-        + _key()
-        + _matrix(summary)
-        + "<h2>Findings</h2>"
-        + _findings(summary)
-        + "<h2>Cases</h2><ul>"
-        + cases
-        + "</ul>"
-        + (f"<h2>Case files that do not validate</h2><ul>{broken}</ul>" if broken else "")
-        + f"<h2>Provenance</h2><table>{prov_rows}</table>"
-    )
-    return _page("harness report", body)
-
-
-def _load_case_quietly(cases: str | Path, case_id: str):
-    from .cases import load_case
-
-    try:
-        return load_case(Path(cases) / f"{case_id}.yaml")
-    except Exception:  # noqa: BLE001 - the page still renders from the tables
-        return None
+    return stale + flush
 
 
 def render_case(
@@ -694,48 +526,28 @@ def render_case(
     """Write ``reports/<case_id>.html``; returns its path. Without the case's ``summary``
     rows it reads the one the compare stage wrote beside the errors table (or summarises
     the table itself), so each page can be its own job, in parallel with the other cases."""
-    errors = read_table(Path(results) / case_id / "errors.parquet")
-    case = _load_case_quietly(cases, case_id)
-    if summary is None:
-        from .collect import case_summary
+    from .collect import case_findings, case_summary
 
-        inputs = list(case.input_names) if case else input_columns(errors)
-        summary = case_summary(Path(results) / case_id / "errors.parquet", inputs)
+    errors_path = Path(results) / case_id / "errors.parquet"
+    errors = read_table(errors_path)
+    meta = read_metadata(errors_path)
+    case = load_case_quietly(cases, case_id)
+    inputs = list(case.input_names) if case else input_columns(errors)
+    if summary is None:
+        summary = case_summary(errors_path, inputs)
+    findings = case_findings(errors_path, inputs)
+    notes = _case_notes(case_id, case, meta, summary)
     out = Path(reports) / f"{case_id}.html"
     from .experiments import ExperimentCase
 
     if isinstance(case, ExperimentCase):
-        meta = read_metadata(Path(results) / case_id / "errors.parquet")
         reference = (meta.get("inputs") or {}).get("reference") or {}
         errors.attrs["parameters"] = (meta.get("selection") or {}).get("parameters")
-        page = experiment_page(case, errors, summary, reference.get("facts"))
+        text = experiment_page(case, errors, summary, reference.get("facts"), findings, notes)
     else:
-        page = case_page(case_id, errors, summary, case)
-    atomic_write_text(out, page)
+        text = case_page(case_id, errors, summary, case, findings, notes)
+    atomic_write_text(out, text)
     return out
-
-
-def render_index(
-    results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
-) -> Path:
-    """Write ``reports/index.html`` from ``results/summary.parquet``; returns its path."""
-    from .cases import validate_paths
-
-    results, reports = Path(results), Path(reports)
-    summary = read_table(results / "summary.parquet")
-    meta = read_metadata(results / "summary.parquet")
-    _, problems = validate_paths(sorted(Path(cases).glob("*.yaml")))
-    broken: dict[str, list[str]] = {}
-    for p in problems:
-        broken.setdefault(Path(p.file).stem, []).append(str(p))
-    case_meta = {}
-    for case_id in sorted(summary.case.unique()):
-        case = _load_case_quietly(cases, case_id)
-        path = results / case_id / "errors.parquet"
-        case_meta[case_id] = {**read_metadata(path), "title": case.title if case else ""}
-    index = reports / "index.html"
-    atomic_write_text(index, index_page(summary, meta, case_meta, broken))
-    return index
 
 
 def render_reports(

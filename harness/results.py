@@ -18,22 +18,50 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["atomic_write_text", "read_metadata", "read_table", "write_csv", "write_table"]
+__all__ = [
+    "ResultsError",
+    "atomic_write_text",
+    "read_metadata",
+    "read_table",
+    "write_csv",
+    "write_table",
+]
 
 _KEY = b"harness"
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+class ResultsError(Exception):
+    """A results file that cannot be read or written: the message is one line naming the
+    file and why (the command line prints it, no traceback)."""
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of what went wrong (an OSError's own words where it has them)."""
+    strerror = getattr(exc, "strerror", None)
+    if strerror:
+        return strerror
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
 def _atomic(path: Path, write) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise ResultsError(f"cannot write {path}: {_reason(exc)}") from None
     os.close(fd)
     try:
         write(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are for reading
         os.replace(tmp, path)
+    except OSError as exc:
+        # A full disk, a quota: the old file (if any) stays whole, the new one goes.
+        Path(tmp).unlink(missing_ok=True)
+        raise ResultsError(f"cannot write {path}: {_reason(exc)}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -48,16 +76,20 @@ def write_table(frame: pd.DataFrame, path: str | Path, metadata: dict[str, Any])
     _atomic(Path(path), lambda tmp: pq.write_table(table, tmp))
 
 
-def write_csv(frame: pd.DataFrame, path: str | Path, metadata: dict[str, Any]) -> None:
-    """CSV for people: provenance as leading ``#`` comment lines (``pd.read_csv(comment='#')``)."""
-    header = "".join(f"# {k}: {json.dumps(v, default=str)}\n" for k, v in sorted(metadata.items()))
+def write_csv(frame: pd.DataFrame, path: str | Path, metadata: dict[str, Any]) -> Path:
+    """A plain CSV for people and spreadsheets (``pandas.read_csv`` reads it as is), with
+    its provenance in a JSON sidecar beside it (``NAME.provenance.json``); returns the
+    sidecar's path. Both written atomically."""
+    path = Path(path)
 
     def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(header)
             frame.to_csv(fh, index=False)
 
-    _atomic(Path(path), write)
+    _atomic(path, write)
+    sidecar = path.with_name(path.stem + ".provenance.json")
+    atomic_write_text(sidecar, json.dumps(metadata, indent=1, sort_keys=True, default=str) + "\n")
+    return sidecar
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -68,10 +100,28 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    return pq.read_table(path).to_pandas()
+    """A table the harness wrote (raises :class:`ResultsError` for a missing, corrupted or
+    foreign file: one without the harness's provenance)."""
+    path = Path(path)
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise ResultsError(f"{path} does not exist") from None
+    except (pa.ArrowException, OSError) as exc:
+        raise ResultsError(f"{path} is not a readable Parquet table ({_reason(exc)})") from None
+    if _KEY not in (table.schema.metadata or {}):
+        raise ResultsError(f"{path} was not written by the harness (it has no provenance)")
+    return table.to_pandas()
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The provenance embedded by :func:`write_table` (``{}`` if none)."""
-    meta = pq.read_schema(path).metadata or {}
+    """The provenance embedded by :func:`write_table` (``{}`` if none; raises
+    :class:`ResultsError` for a missing or unreadable file)."""
+    path = Path(path)
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except FileNotFoundError:
+        raise ResultsError(f"{path} does not exist") from None
+    except (pa.ArrowException, OSError) as exc:
+        raise ResultsError(f"{path} is not a readable Parquet table ({_reason(exc)})") from None
     return json.loads(meta[_KEY]) if _KEY in meta else {}

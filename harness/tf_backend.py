@@ -16,11 +16,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import tensorflow as tf
-
 from . import expressions as ex
 from . import registry
 from .cases import CaseFunction, Implementation, NestedRule, Rule
+from .tfimport import tf
 
 __all__ = [
     "GradientCall",

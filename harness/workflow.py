@@ -6,7 +6,8 @@ Rerun rules follow from these lists. A stage's job reruns when its case file, on
 source files (:data:`STAGE_SOURCES`) or its slice of the study settings
 (:func:`stage_settings`, passed as the rule's ``params``) changes. So editing the
 TensorFlow code reruns evaluations but never the mpmath references, and changing a
-tolerance reruns comparisons only.
+tolerance reruns evaluations (they judge their points to bisect the edges of each
+outcome) and comparisons, never references.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ _PACKAGE = Path(__file__).resolve().parent
 _COMMON = (
     "__init__.py",
     "cli.py",
+    "cli_probe.py",
     "pipeline.py",
     "cases.py",
     "case_schema.py",
@@ -44,33 +46,60 @@ _COMMON = (
     "config.py",
     "points.py",
     "floats.py",
+    "html.py",
     "results.py",
     "provenance.py",
     "study_defaults.yaml",
 )
 
+# Judging rows and stating findings.
+_JUDGING = (
+    "compare.py",
+    "summary.py",
+    "collect.py",
+    "findings.py",
+    "findings_text.py",
+    "repro.py",
+    "runs.py",
+    "fd_model.py",
+    "stencils.py",
+    "flush.py",
+)
+
 #: Package files each stage runs, beyond :data:`_COMMON` (a test checks that a stage
 #: imports nothing from the package outside its list).
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
-    "reference": ("reference.py", "jets.py", "fd_model.py", "stencils.py", "flush.py"),
-    "evaluate": (
-        "evaluate.py",
-        "derivatives.py",
-        "tf_backend.py",
-        "builtin_implementations.py",
-        "stencils.py",
-    ),
-    "compare": ("compare.py", "summary.py", "collect.py", "fd_model.py", "stencils.py", "flush.py"),
-    "collect": ("collect.py", "compare.py", "summary.py", "fd_model.py", "stencils.py", "flush.py"),
-    "report": (
-        "report.py",
-        "collect.py",
-        "compare.py",
-        "summary.py",
+    "reference": (
+        "reference.py",
+        "reference_table.py",
+        "jets.py",
         "fd_model.py",
         "stencils.py",
         "flush.py",
     ),
+    # Evaluation judges as it goes, to find the exact edges of each outcome (bisection).
+    "evaluate": (
+        "evaluate.py",
+        "tfimport.py",
+        "derivatives.py",
+        "tf_backend.py",
+        "builtin_implementations.py",
+        "stencils.py",
+        "bisection.py",
+        "brackets.py",
+        "edges.py",
+        "runs.py",
+        "compare.py",
+        "summary.py",
+        "reference.py",
+        "reference_table.py",
+        "jets.py",
+        "fd_model.py",
+        "flush.py",
+    ),
+    "compare": _JUDGING,
+    "collect": _JUDGING,
+    "report": ("report.py", "report_findings.py", "report_index.py", *_JUDGING),
 }
 
 #: Study settings each stage's output depends on.
@@ -85,7 +114,20 @@ _STAGE_KEYS = {
         "setting",
         "quick",
     ),
-    "evaluate": ("dtypes", "methods", "modes", "max_points", "setting", "quick"),
+    # The evaluation judges its points to bisect their edges: the reference settings
+    # and the tolerances are its settings too.
+    "evaluate": (
+        "precision",
+        "verify_digits",
+        "max_precision",
+        "dtypes",
+        "methods",
+        "modes",
+        "max_points",
+        "setting",
+        "quick",
+        "tolerances",
+    ),
     "compare": (
         "precision",
         "verify_digits",

@@ -1,5 +1,6 @@
-# One case: the mpmath reference (no TensorFlow), the TensorFlow evaluations (one
-# TensorFlow start per case), and the comparison that joins them.
+# One case: the mpmath reference (no TensorFlow), the TensorFlow evaluations with the
+# exact edges of each outcome (one TensorFlow start per case), and the comparison that
+# judges them and states the findings.
 
 
 rule compute_reference:
@@ -25,9 +26,13 @@ rule compute_reference:
 rule evaluate_case:
     input:
         case="cases/{case}.yaml",
+        # The evaluation judges the points it evaluates to find the exact edges of each
+        # outcome (harness.bisection), so it needs the reference.
+        reference="results/{case}/reference.parquet",
         code=stage_sources("evaluate"),
     output:
-        "results/{case}/evaluations.parquet",
+        evaluations="results/{case}/evaluations.parquet",
+        edges="results/{case}/edges.parquet",
     params:
         study=stage_settings(config, "evaluate"),
     log:
@@ -52,11 +57,14 @@ rule compare_case:
         case="cases/{case}.yaml",
         reference="results/{case}/reference.parquet",
         evaluations="results/{case}/evaluations.parquet",
+        edges="results/{case}/edges.parquet",
         code=stage_sources("compare"),
     output:
         errors="results/{case}/errors.parquet",
-        # The case's summary rows, read by collect_results and render_case_page.
+        # The case's summary rows and findings, read by collect_results and
+        # render_case_page.
         summary="results/{case}/summary.parquet",
+        findings="results/{case}/findings.parquet",
     params:
         study=stage_settings(config, "compare"),
     log:

@@ -5,6 +5,7 @@ rule collect_results:
     input:
         errors=expand("results/{case}/errors.parquet", case=CASES),
         summaries=expand("results/{case}/summary.parquet", case=CASES),
+        findings=expand("results/{case}/findings.parquet", case=CASES),
         code=stage_sources("collect"),
     output:
         parquet="results/summary.parquet",
@@ -12,6 +13,12 @@ rule collect_results:
             "results/summary.csv",
             category="Study",
             labels={"table": "summary"},
+        ),
+        findings="results/findings.parquet",
+        findings_csv=report(
+            "results/findings.csv",
+            category="Study",
+            labels={"table": "findings"},
         ),
     log:
         "logs/collect_results.log",
@@ -22,13 +29,14 @@ rule collect_results:
     conda:
         "../environment.yml"
     shell:
-        "python -m harness collect {input.errors} --out {output.parquet} > {log} 2>&1"
+        "python -m harness collect {input.errors} --results results --out {output.parquet} > {log} 2>&1"
 
 
 rule render_case_page:
     input:
         errors="results/{case}/errors.parquet",
         summary="results/{case}/summary.parquet",
+        findings="results/{case}/findings.parquet",
         case="cases/{case}.yaml",
         code=stage_sources("report"),
     output:
@@ -49,6 +57,7 @@ rule render_case_page:
 rule render_report:
     input:
         summary="results/summary.parquet",
+        findings="results/findings.parquet",
         pages=expand("reports/{case}.html", case=CASES),
         # Every case file, the broken ones too: the index lists what does not validate.
         cases=expand("cases/{case}.yaml", case=CASES + BROKEN),

@@ -7,6 +7,7 @@ import pty
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -67,14 +68,18 @@ def test_run_writes_three_tables_with_provenance_and_prints_a_summary(workdir):
         "--points",
         "6",
     ]
-    proc = _harness(args, workdir, tty=True)
+    proc = _harness([*args, "--table"], workdir, tty=True)
     assert proc.returncode == 0, proc.stderr
-    assert "evaluate: 2/2 combinations" in proc.stderr  # progress on a terminal
+    # Progress on a terminal: a bar redrawn in place; none of TensorFlow's start-up noise.
+    assert "2/2 combinations" in proc.stderr and "[####" in proc.stderr
+    assert "absl" not in proc.stderr and "oneDNN" not in proc.stderr
     out = proc.stdout.splitlines()
     assert out[0].split()[:5] == ["implementation", "method", "mode", "dtype", "d"]
-    # One row per implementation x mode x derivative, then the totals line.
+    # With --table: one row per implementation x mode x derivative; then the findings
+    # (the seed's NaN from 88.72284 among them) and the totals line.
     assert sum(1 for line in out if line.startswith("naive ")) == 2 * 3
     assert "naive" in proc.stdout and "x=100 => nan != 1" in proc.stdout
+    assert any("naive · d/dx · float32: nan for x ≥ 88.72284" in line for line in out)
     assert out[-1].startswith("softplus: ") and "nan" in out[-1]
 
     folder = workdir / "results" / "softplus"
@@ -97,10 +102,15 @@ def test_run_writes_three_tables_with_provenance_and_prints_a_summary(workdir):
     tf = read_metadata(folder / "evaluations.parquet")["tensorflow"]
     assert tf["tensorflow"].startswith("2.") and "grappler_options" in tf
 
-    # Piped, the same command prints no progress.
-    quiet = _harness(args, workdir)
-    assert quiet.returncode == 0 and "combinations" not in quiet.stderr
-    assert quiet.stdout.splitlines()[0] == out[0]
+    # Piped (a log file), progress comes as plain lines; the output leads with the
+    # findings, the table stays behind --table.
+    piped = _harness(args, workdir)
+    assert piped.returncode == 0 and "\r" not in piped.stderr
+    assert "evaluate: 2/2 combinations" in piped.stderr.splitlines()
+    assert "absl" not in piped.stderr and "oneDNN" not in piped.stderr
+    first = piped.stdout.splitlines()[0]
+    assert first.startswith("softplus: ") and "unexpected" in first and "expected findings" in first
+    assert "implementation  method" not in piped.stdout
 
 
 def test_invalid_case_or_selection_writes_nothing(workdir):
@@ -159,3 +169,176 @@ def test_stages_run_separately_and_compare_refuses_mismatched_inputs(workdir):
     assert again.returncode == 0
     refused = _harness(["compare", "softplus.yaml", *sel], workdir)
     assert refused.returncode == 1 and "different selection" in refused.stderr
+
+
+def test_collect_writes_where_results_are_and_csvs_are_plain(tmp_path):
+    import pandas as pd
+
+    here = tmp_path / "here"
+    study = tmp_path / "study"
+    here.mkdir()
+    shutil.copy(CASES / "ratio.yaml", tmp_path / "ratio.yaml")
+    sel = ["--dtypes", "float32", "--methods", "finite_difference", "--points", "4"]
+    assert (
+        _harness(
+            ["reference", str(tmp_path / "ratio.yaml"), "--results", str(study), *sel], here
+        ).returncode
+        == 0
+    )
+    assert (
+        _harness(
+            ["evaluate", str(tmp_path / "ratio.yaml"), "--results", str(study), *sel], here
+        ).returncode
+        == 0
+    )
+    assert (
+        _harness(
+            ["compare", str(tmp_path / "ratio.yaml"), "--results", str(study), *sel], here
+        ).returncode
+        == 0
+    )
+    proc = _harness(["collect", "--results", str(study)], here)
+    assert proc.returncode == 0, proc.stderr
+    assert not (here / "results").exists()  # never the working folder's study
+    for name in ("summary", "findings"):
+        assert (study / f"{name}.parquet").exists()
+        frame = pd.read_csv(study / f"{name}.csv")  # plain: no comment lines to skip
+        assert len(frame) == len(read_table(study / f"{name}.parquet"))
+        assert (study / f"{name}.provenance.json").exists()
+    report = _harness(
+        [
+            "report",
+            "--results",
+            str(study),
+            "--reports",
+            str(tmp_path / "r"),
+            "--cases",
+            str(tmp_path),
+        ],
+        here,
+    )
+    assert report.returncode == 0, report.stderr
+
+
+def test_results_that_cannot_be_read_end_in_one_line(tmp_path):
+    import pandas as pd
+
+    results = tmp_path / "results"
+    (results / "ratio").mkdir(parents=True)
+    (results / "ratio" / "errors.parquet").write_bytes(b"PAR1 not really parquet")
+    proc = _harness(["report", "--case", "ratio", "--results", str(results)], tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0
+    assert "errors.parquet is not a readable Parquet table" in proc.stderr
+    # A Parquet file the harness did not write (no provenance): refused by name.
+    pd.DataFrame({"a": [1]}).to_parquet(results / "summary.parquet")
+    proc = _harness(["report", "--results", str(results)], tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "summary.parquet was not written by the harness" in proc.stderr
+
+
+def _as_nobody(argv: list[str]) -> list[str]:
+    """Run as an unprivileged user where we are root (root ignores a folder's mode)."""
+    if os.geteuid() != 0:
+        return argv
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "setpriv (util-linux) is needed to drop root for this test"
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+
+
+def test_a_read_only_results_folder_ends_in_one_line():
+    import tempfile
+
+    # A folder every user can read (pytest's own are private to root).
+    where = Path(tempfile.mkdtemp(prefix="harness-ro-"))
+    try:
+        os.chmod(where, 0o755)
+        shutil.copy(CASES / "ratio.yaml", where / "ratio.yaml")
+        os.chmod(where / "ratio.yaml", 0o644)
+        results = where / "results"
+        results.mkdir()
+        os.chmod(results, 0o555)
+        argv = [
+            sys.executable,
+            "-m",
+            "harness",
+            "reference",
+            str(where / "ratio.yaml"),
+            "--results",
+            str(results),
+            "--dtypes",
+            "float32",
+            "--points",
+            "3",
+        ]
+        proc = subprocess.run(
+            _as_nobody(argv), cwd=where, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert "cannot write" in proc.stderr and "ermission denied" in proc.stderr
+        assert list(results.rglob("*")) == []  # nothing half-written
+    finally:
+        os.chmod(where / "results", 0o755)
+        shutil.rmtree(where)
+
+
+def _small_disk(path):
+    """A 64 KiB tmpfs at ``path`` where this machine lets us mount one; else None."""
+    path.mkdir()
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(path)], capture_output=True
+    )
+    return path if proc.returncode == 0 else None
+
+
+def test_a_full_disk_ends_in_one_line_and_keeps_what_was_written(tmp_path):
+    shutil.copy(CASES / "ratio.yaml", tmp_path / "ratio.yaml")
+    disk = _small_disk(tmp_path / "disk")
+    argv = [
+        sys.executable,
+        "-m",
+        "harness",
+        "reference",
+        str(tmp_path / "ratio.yaml"),
+        "--results",
+        str(tmp_path / "disk" / "results"),
+        "--dtypes",
+        "float32",
+        "--points",
+        "40",
+        "--no-cache",
+    ]
+    try:
+        earlier = tmp_path / "disk" / "results" / "ratio" / "reference.parquet"
+        earlier.parent.mkdir(parents=True)
+        earlier.write_bytes(b"an earlier table")
+        if disk is not None:  # leave 4 KiB: far less than the new table needs
+            free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+            (disk / "filler").write_bytes(b"\0" * max(0, free - 4096))
+        if disk is None:
+            # No mount here: the file-size limit stands in for the full disk (EFBIG).
+            import resource
+
+            def limit():
+                resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+
+            proc = subprocess.run(
+                argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, preexec_fn=limit
+            )
+        else:
+            proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert "cannot write" in proc.stderr
+        assert earlier.read_bytes() == b"an earlier table"  # untouched, not half-replaced
+        assert [p.name for p in earlier.parent.iterdir()] == ["reference.parquet"]
+        assert not list((tmp_path / "disk" / "results").rglob("*.tmp"))
+    finally:
+        if disk is not None:
+            subprocess.run(["umount", str(disk)], capture_output=True)
+
+
+def test_implementations_lists_what_a_case_may_name(tmp_path):
+    proc = _harness(["implementations"], tmp_path)
+    assert proc.returncode == 0
+    for name in ("seed000_newdiv", "logistic_rk4", "hessian_norm", "matrix_mixed_partials"):
+        assert name in proc.stdout

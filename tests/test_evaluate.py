@@ -68,6 +68,10 @@ def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
     ) == {"missing"}
     crashed = fourth[(fourth.implementation == "plain") & (fourth.method == "forward")]
     assert set(crashed.outcome) == {"error"} and crashed.message.str.len().gt(0).all()
+    # The message says where: the method and its nesting, the order, dtype and mode.
+    assert crashed.message.str.startswith(
+        "forward (4 nested ForwardAccumulators), order 4 (xxxx), float64, "
+    ).all()
     fd = errors[(errors.method == "finite_difference") & (errors.order <= 2)]
     assert (fd.rel_error < 1e-6).all()
     third = errors[(errors.partial == "xxx") & (errors.method == "reverse")]
@@ -200,7 +204,7 @@ def test_subnormal_inputs_are_marked(tmp_path):
 
 
 def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_path):
-    from harness.pipeline import evaluate_stage, prepare
+    from harness.pipeline import evaluate_stage, prepare, reference_stage
     from harness.results import read_metadata
 
     path = _case(
@@ -222,7 +226,8 @@ def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_pat
         """,
     )
     prep = prepare(path)
-    evaluate_stage(prep, tmp_path / "results")
+    reference = reference_stage(prep, tmp_path / "results")
+    evaluate_stage(prep, tmp_path / "results", reference=reference)
     stats = read_metadata(tmp_path / "results" / "traced" / "evaluations.parquet")["evaluation"]
     # One trace of the Python per (method, dtype), shared by both implementations and all
     # orders; the xla mode compiles the graph the function mode traced.

@@ -4,6 +4,8 @@ commands are the ones CI and the Makefile run."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import tomllib
 
 import yaml
@@ -61,3 +63,17 @@ def test_readme_tutorial_case_validates(tmp_path):
     path.write_text(block)
     case = load_case(path)
     assert [i.name for i in case.implementations] == ["kernel", "with_exp"]
+
+
+def test_building_the_project_is_quiet(tmp_path):
+    # setuptools deprecates `license = { text = ... }` (it prints a BuildBackendWarning
+    # and stops accepting it in 2027); the SPDX string form builds without a word.
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = (out.stdout + out.stderr).lower()
+    assert "warning" not in text.replace("warning: location", "") and "deprecat" not in text

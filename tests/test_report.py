@@ -67,13 +67,14 @@ def study(tmp_path_factory):
         modes=["eager", "function"],
         max_points=12,
     )
-    for case in ("ratio", "softplus"):
+    for case in ("ratio", "softplus", "nested_softplus"):
         run_case(CASES / f"{case}.yaml", selection=sel, results=where / "results")
-    summary, meta = collect(sorted((where / "results").glob("*/errors.parquet")))
+    summary, findings, meta = collect(sorted((where / "results").glob("*/errors.parquet")))
     write_table(summary, where / "results" / "summary.parquet", meta)
+    write_table(findings, where / "results" / "findings.parquet", meta)
     cases = where / "cases"
     cases.mkdir()
-    for case in ("ratio", "softplus"):
+    for case in ("ratio", "softplus", "nested_softplus"):
         shutil.copy(CASES / f"{case}.yaml", cases)
     (cases / "broken.yaml").write_text("title: [unclosed\n")
     pages = render_reports(where / "results", where / "reports", cases)
@@ -115,14 +116,20 @@ def test_collect_refuses_tables_from_different_software(study, tmp_path):
 def test_pages_say_the_right_things(study):
     where, _, pages = study
     index = (where / "reports" / "index.html").read_text()
-    assert {p.name for p in pages} == {"index.html", "ratio.html", "softplus.html"}
+    assert {p.name for p in pages} == {
+        "index.html",
+        "ratio.html",
+        "softplus.html",
+        "nested_softplus.html",
+    }
     for needle in (
         'href="ratio.html"',
         'href="softplus.html"',
         "Outcome matrix",
-        "Unexpected failures",
-        "Expected failures",
+        "Findings: unexpected",
+        "Findings: expected",
         "did not hold",
+        "Platform: subnormal numbers",
         "Provenance",
         "broken.yaml:2: (file): YAML syntax error",
         "tensorflow",
@@ -191,6 +198,44 @@ def test_pages_render_in_chromium_without_errors_or_network(study, tmp_path):
     assert np.all([(tmp_path / f"{n}.png").stat().st_size > 10000 for n in ("index", "ratio")])
 
 
+def test_index_states_the_seed_facts_as_findings_in_chromium(study):
+    """What a reader sees first: the seeds' facts as findings, with their exact edges, each
+    linking to its place on its case's page."""
+    from playwright.sync_api import sync_playwright
+
+    where, _, _ = study
+    with sync_playwright() as p:
+        browser, page, problems, _ = watched_page(p)
+        page.goto((where / "reports" / "index.html").as_uri(), wait_until="load")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        lines = page.locator("ol.findings li").all_inner_texts()
+        link = (
+            page.locator("ol.findings li a", has_text="· d/dx · float32: nan for x ≥ 88.72284")
+            .filter(has_text="naive")
+            .first.get_attribute("href")
+        )
+        page.goto((where / "reports" / link.split("#")[0]).as_uri() + "#" + link.split("#")[1])
+        anchored = page.locator(f"li#{link.split('#')[1]}").inner_text()
+        browser.close()
+    assert problems == []
+
+    def line(*parts: str) -> str:
+        hits = [t for t in lines if all(p in t for p in parts)]
+        assert hits, parts
+        return hits[0]
+
+    # Seed 002: the naive gradient is NaN from x = 88.72284 (float32).
+    line("softplus ·", "naive", "· d/dx · float32: nan for x ≥ 88.72284")
+    # The documentation's custom gradient: NaN at order 2 from the same input.
+    line("softplus ·", "doc_custom_gradient", "· d²/dx² · float32: nan for x ≥ 88.72284")
+    # Seed 004: the nested second-order rule is wrong.
+    line("nested_softplus · seed004_rule · d²/dx² · float32: wrong")
+    # Seeds 000/001: a/b**2 with a = b, float32: inf below 2**-63, zero from sqrt(max).
+    line("ratio · explicit_square · d/db · float32: inf for a ≤ 1.0842021e-19")
+    line("ratio · explicit_square · d/db · float32: zero for a ≥ 1.8446744e+19")
+    assert "88.72284" in anchored and link.startswith("softplus.html#f")
+
+
 def _bits_frame(inputs: dict[str, list[float]]) -> pd.DataFrame:
     from harness.compare import ERROR_COLUMNS
 
@@ -213,3 +258,22 @@ def test_bits_figure_splits_grid_lines_but_not_tied_inputs():
     assert "one line per value of r" in grid
     tied = bits_figure(_bits_frame({"a": t, "b": t}), "a", "b")
     assert "one line per value" not in tied
+
+
+def test_results_from_another_version_of_the_case_are_marked_stale(study, tmp_path):
+    from harness.report import render_case
+    from harness.report_index import render_index
+
+    where, _, _ = study
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    for name in ("ratio", "softplus", "nested_softplus"):
+        shutil.copy(where / "cases" / f"{name}.yaml", cases)
+    edited = cases / "ratio.yaml"
+    edited.write_text(edited.read_text().replace("title: Ratio", "title: Edited ratio"))
+    page = render_case("ratio", where / "results", tmp_path / "reports", cases).read_text()
+    assert "Stale results" in page and "cases/ratio.yaml" in page
+    index = render_index(where / "results", tmp_path / "reports", cases).read_text()
+    assert "Stale results</b> for ratio" in index
+    fresh = render_case("softplus", where / "results", tmp_path / "reports", cases).read_text()
+    assert "Stale results" not in fresh

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from harness.floats import FORMATS
@@ -15,11 +16,23 @@ pytestmark = pytest.mark.slow
 F32 = FORMATS["float32"]
 
 
+def _findings(errors) -> pd.DataFrame:
+    """The findings the compare stage wrote beside a fixture's errors table."""
+    from harness.results import read_table
+
+    return read_table(errors.attrs["results"] / errors["case"].iloc[0] / "findings.parquet")
+
+
+def _run(case: str, out, **selection):
+    errors = run_case(CASES / f"{case}.yaml", selection=Selection(**selection), results=out)
+    errors.attrs["results"] = out
+    return errors
+
+
 @pytest.fixture(scope="module")
 def ratio(tmp_path_factory):
     out = tmp_path_factory.mktemp("ratio")
-    sel = Selection(dtypes=["float32"], methods=["reverse"], modes=["eager"], orders=[1])
-    return run_case(CASES / "ratio.yaml", selection=sel, results=out)
+    return _run("ratio", out, dtypes=["float32"], methods=["reverse"], modes=["eager"], orders=[1])
 
 
 def test_explicit_square_is_ok_only_between_1e_19_and_2e19(ratio):
@@ -64,8 +77,9 @@ def test_subnormal_inputs_are_flushed_to_nan_and_flagged(ratio):
 @pytest.fixture(scope="module")
 def softplus(tmp_path_factory):
     out = tmp_path_factory.mktemp("softplus")
-    sel = Selection(dtypes=["float32"], methods=["reverse"], modes=["eager"], orders=[1, 2])
-    return run_case(CASES / "softplus.yaml", selection=sel, results=out)
+    return _run(
+        "softplus", out, dtypes=["float32"], methods=["reverse"], modes=["eager"], orders=[1, 2]
+    )
 
 
 def _at(errors, implementation, partial, x):
@@ -108,6 +122,96 @@ def test_an_intermediate_flushed_into_a_wrong_zero_is_not_the_platforms_note(sof
     row = _at(softplus, "naive", "x", float(softplus[softplus.x.between(87.34, 88.72)].x.iloc[0]))
     assert row.value == 0.0 and row.outcome == "zero"
     assert abs(row.reference_rounded - 1.0) < 1e-6 and not row.subnormal
+
+
+def _one(findings, **where):
+    rows = findings
+    for k, v in where.items():
+        rows = rows[rows[k] == v]
+    assert len(rows) == 1, rows[["implementation", "partial", "outcome", "text"]]
+    return rows.iloc[0]
+
+
+def _exp_overflows_from() -> float:
+    """The first float32 x whose exp rounds to inf: e**x >= FLT_MAX + half an ulp, the
+    float32 just above ln(2**128 - 2**103), exactly (mpmath at 50 digits)."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        t = mpmath.log(mpmath.mpf(2) ** 128 - mpmath.mpf(2) ** 103)
+        x = np.float32(float(t))
+        while mpmath.mpf(float(x)) < t:
+            x = np.nextafter(x, np.float32(np.inf))
+        while mpmath.mpf(float(np.nextafter(x, np.float32(0)))) >= t:
+            x = np.nextafter(x, np.float32(0))
+    return float(x)
+
+
+def _below(x: float) -> float:
+    return float(np.nextafter(np.float32(x), np.float32(-np.inf)))
+
+
+def _plain_gradient(x: float, order: int, fn) -> float:
+    """d^order fn/dx^order at x in float32, eager, by plain nested tapes (no harness)."""
+    import tensorflow as tf
+
+    v = tf.constant([x], dtype=tf.float32)
+    tapes = [tf.GradientTape() for _ in range(order)]
+    for t in tapes:
+        t.__enter__()
+        t.watch(v)
+    y = fn(v)
+    for t in reversed(tapes):
+        t.__exit__(None, None, None)
+        y = t.gradient(y, v)
+    return float(y.numpy()[0])
+
+
+def test_seed_facts_are_findings_with_exact_edges(softplus):
+    import tensorflow as tf
+
+    found = _findings(softplus)
+    overflow = _exp_overflows_from()
+    assert format(overflow, ".7g") == "88.72284"
+    # Seed 002: the naive gradient is NaN from the first x where exp(x) overflows...
+    nan = _one(found, implementation="naive", partial="x", outcome="nan")
+    assert nan.lo == overflow and nan.lo_exact and nan.lo_outside == _below(overflow)
+    assert nan.hi_open and nan.expected == "expected"
+    assert "nan for x ≥ 88.72284" in nan.text
+    # ... and 0 just before, where 1/(1 + exp(x)) is subnormal and flushed: an amplified
+    # flush, a real failure, ending exactly where the NaN starts.
+    zero = _one(found, implementation="naive", partial="x", outcome="zero")
+    assert zero.hi == _below(overflow) and zero.hi_exact and zero.expected == "unexpected"
+    assert format(zero.lo, ".7g") == "87.33655" and zero.lo_exact
+
+    def naive(v):
+        return tf.math.log(1 + tf.exp(v))
+
+    assert _plain_gradient(zero.lo, 1, naive) == 0.0
+    assert _plain_gradient(zero.lo_outside, 1, naive) != 0.0
+    assert np.isnan(_plain_gradient(nan.lo, 1, naive))
+    # The documentation's custom gradient fixes order 1 only: NaN at order 2 from the
+    # same input.
+    doc = _one(found, implementation="doc_custom_gradient", partial="xx", outcome="nan")
+    assert doc.lo == overflow and doc.lo_exact
+
+
+def test_ratio_explicit_square_edges_are_exact(ratio):
+    found = _findings(ratio)
+    # b*b is flushed below the smallest normal 2**-126: inf up to the float32 just below
+    # 2**-63 ...
+    inf = _one(found, implementation="explicit_square", partial="b", outcome="inf")
+    assert inf.hi == _below(2.0**-63) and inf.hi_outside == 2.0**-63 and inf.hi_exact
+    # ... and b*b overflows from the first float32 t with t*t >= FLT_MAX + half an ulp.
+    t = np.float32(np.sqrt(2.0**128 - 2.0**103))
+    with np.errstate(over="ignore"):
+        while not np.isinf(t * t):
+            t = np.nextafter(t, np.float32(np.inf))
+        while np.isinf(np.nextafter(t, np.float32(0)) ** 2):
+            t = np.nextafter(t, np.float32(0))
+    zero = _one(found, implementation="explicit_square", partial="b", outcome="zero")
+    assert zero.lo == float(t) and zero.lo_exact
+    assert "inf for a ≤ 1.0842021e-19" in inf.text and "zero for a ≥ 1.8446744e+19" in zero.text
 
 
 # -- seed 003: upstream gradients through foo(foo(foo(x))) -------------------------------

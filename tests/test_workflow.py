@@ -4,6 +4,7 @@ isolation, interrupted runs. Real Snakemake, real TensorFlow, in a copy of the r
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -99,7 +100,7 @@ def study(tmp_path_factory):
 def test_the_study_produces_every_table(study):
     where, proc = study
     for case in ("ratio", "softplus"):
-        for table in ("reference", "evaluations", "errors"):
+        for table in ("reference", "evaluations", "edges", "errors", "findings"):
             assert (where / "results" / case / f"{table}.parquet").exists()
     summary = read_table(where / "results" / "summary.parquet")
     assert set(summary.case) == {"ratio", "softplus"}
@@ -108,8 +109,14 @@ def test_the_study_produces_every_table(study):
     )
     for page in ("index", "ratio", "softplus"):
         assert (where / "reports" / f"{page}.html").stat().st_size > 1000
-    csv = pd.read_csv(where / "results" / "summary.csv", comment="#")
+    # Plain CSVs (pandas reads them as they are), provenance in a JSON sidecar.
+    csv = pd.read_csv(where / "results" / "summary.csv")
     assert len(csv) == len(summary)
+    findings = read_table(where / "results" / "findings.parquet")
+    assert set(findings.case) == {"ratio", "softplus"} and len(findings) > 0
+    assert len(pd.read_csv(where / "results" / "findings.csv")) == len(findings)
+    sidecar = json.loads((where / "results" / "summary.provenance.json").read_text())
+    assert set(sidecar["cases"]) == {"ratio", "softplus"}
     meta = read_metadata(where / "results" / "summary.parquet")
     assert set(meta["cases"]) == {"ratio", "softplus"}
     # The tiny config reached every stage.
@@ -167,13 +174,16 @@ def test_editing_tensorflow_code_reruns_evaluations_not_references(study):
     assert "Nothing to be done" in _snakemake(where, "-n").stdout
 
 
-def test_changing_a_tolerance_reruns_only_comparisons(study):
+def test_changing_a_tolerance_reruns_evaluations_and_comparisons_not_references(study):
+    # The evaluation judges as it goes (to bisect the edges of each outcome), so a
+    # tolerance is one of its settings; the mpmath references never rerun.
     where, _ = study
     (where / "tol.yaml").write_text(
         "tolerances:\n  float64: [4, 16, 64, 256, 1024]\n  float32: [8, 16, 64, 256, 1024]\n"
         "  float16: [1, 2, 4, 8, 16]\n  bfloat16: [1, 2, 4, 8, 16]\n"
     )
     assert _planned(where, "--configfile", "tiny.yaml", "tol.yaml") == {
+        "evaluate_case": 2,
         "compare_case": 2,
         "collect_results": 1,
         "render_case_page": 2,

@@ -1,0 +1,207 @@
+"""The one-point commands: ``harness probe`` (any value, evaluated and judged as the study
+does, or its standalone TensorFlow script) and ``harness trace`` (the upstream gradient
+each custom gradient receives). TensorFlow starts only when a value is computed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["EXIT_INVALID", "add_probe_commands"]
+
+#: The exit status of every refused input (a case, a point, an option).
+EXIT_INVALID = 2
+
+
+def _cmd_trace(args: argparse.Namespace) -> int:
+    from .cases import CaseError, load_case
+
+    try:
+        case = load_case(args.case)
+    except CaseError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_INVALID
+    point = {}
+    for item in args.at:
+        name, _, value = item.partition("=")
+        try:
+            point[name.strip()] = float(value)
+        except ValueError:
+            print(f"harness trace: --at {item!r}: expected NAME=NUMBER", file=sys.stderr)
+            return EXIT_INVALID
+    unknown = sorted(set(point) - set(case.input_names))
+    if unknown:
+        print(
+            f"harness trace: --at: {case.id} has no input {unknown[0]!r}; inputs: "
+            + ", ".join(case.input_names),
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    from .gradient_trace import trace_gradients  # TensorFlow starts here
+
+    try:
+        trace = trace_gradients(case, args.implementation, point, args.dtype)
+    except KeyError as exc:
+        print(f"harness trace: {exc.args[0]}", file=sys.stderr)
+        return EXIT_INVALID
+    for call in trace.calls:
+        inputs = " ".join(f"{k}={_scalar(v)}" for k, v in call.inputs.items())
+        out = " ".join(f"d{k}={_scalar(v)}" for k, v in call.downstream.items())
+        print(f"{call.function}: {inputs}  upstream={_scalar(call.upstream)}  downstream: {out}")
+    if not trace.calls:
+        print("(no custom gradient was called)")
+    print("gradient: " + " ".join(f"d/d{k}={v}" for k, v in trace.gradient.items()))
+    return 0
+
+
+def _scalar(value) -> str:
+    import numpy as np
+
+    if value is None:
+        return "None"
+    return f"{np.asarray(value).reshape(-1)[0]:.9g}"
+
+
+def _parse_point(case, items: Sequence[str], command: str) -> dict[str, float] | None:
+    point = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            point[name.strip()] = float(value)
+        except ValueError:
+            print(f"harness {command}: --at {item!r}: expected NAME=NUMBER", file=sys.stderr)
+            return None
+    unknown = sorted(set(point) - set(case.input_names))
+    missing = [n for n in case.input_names if n not in point]
+    if unknown or missing:
+        what = f"has no input {unknown[0]!r}" if unknown else f"needs {', '.join(missing)}"
+        print(
+            f"harness {command}: --at: {case.id} {what}; inputs: " + ", ".join(case.input_names),
+            file=sys.stderr,
+        )
+        return None
+    return point
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    from .cases import CaseError, load_case
+    from .config import ConfigError, load_config, settings_for
+
+    try:
+        case = load_case(args.case)
+        config = load_config(args.config)
+    except (CaseError, ConfigError) as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_INVALID
+    if getattr(case, "experiment", None):
+        print(f"harness probe: {case.id} is an experiment case; probe its page", file=sys.stderr)
+        return EXIT_INVALID
+    point = _parse_point(case, args.at, "probe")
+    if point is None:
+        return EXIT_INVALID
+    names = {i.name for i in case.implementations}
+    if args.implementation not in names:
+        print(
+            f"harness probe: {case.id} has no implementation {args.implementation!r}; it has "
+            + ", ".join(sorted(names)),
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    label = "" if args.partial in ("f", "") else args.partial
+    by_label = {case.label(p): p for p in case.partials}
+    if label not in by_label:
+        print(
+            f"harness probe: --partial {args.partial!r}: {case.id} has "
+            + ", ".join(lbl or "f" for lbl in by_label),
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    if not 0 <= args.index < args.batch:
+        print("harness probe: --index must lie in the batch (0 <= index < batch)", file=sys.stderr)
+        return EXIT_INVALID
+    partial = by_label[label]
+    if args.snippet:
+        from .repro import snippet
+
+        text = snippet(
+            case,
+            args.implementation,
+            point,
+            partial,
+            args.method,
+            args.mode,
+            args.dtype,
+            args.batch,
+            args.index,
+            case.partials,
+        )
+        if text is None:
+            print(
+                f"harness probe: {args.implementation} is a registered implementation "
+                "(Python in the harness package): no standalone script; run the probe",
+                file=sys.stderr,
+            )
+            return EXIT_INVALID
+        sys.stdout.write(text)
+        return 0
+    from .probe import probe  # TensorFlow starts here
+
+    settings = settings_for(case, config)
+    got = probe(
+        case,
+        args.implementation,
+        point,
+        partial,
+        args.method,
+        args.mode,
+        args.dtype,
+        settings,
+        args.batch,
+        args.index,
+    )
+    where = ", ".join(f"{k}={v!r}" for k, v in point.items())
+    print(
+        f"{case.id} · {args.implementation} · {label or 'f'} · {args.method} · {args.mode} · "
+        f"{args.dtype} at {where} (index {args.index} of a batch of {args.batch})"
+    )
+    print(f"  got      {got.value!r}" + (f"  ({got.message})" if got.status != "value" else ""))
+    print(f"  truth    {got.reference or 'not verified: ' + got.message}")
+    print(f"  rounded  {got.reference_rounded!r} ({args.dtype})")
+    print(f"  outcome  {got.outcome}  [{got.tolerance_reason}]")
+    return 0
+
+
+def add_probe_commands(sub) -> None:
+    """Add ``probe`` and ``trace`` to the command line's subparsers."""
+    from .case_schema import DTYPES, METHODS, MODES
+
+    p = sub.add_parser(
+        "trace",
+        help="the upstream gradient each custom gradient receives, at one point (seed 003)",
+    )
+    p.add_argument("case", help="the case file (cases/NAME.yaml)")
+    p.add_argument("implementation", help="one of the case's implementations")
+    p.add_argument("--at", nargs="+", required=True, metavar="NAME=VALUE", help="the point")
+    p.add_argument("--dtype", default="float32", choices=DTYPES)
+    p.set_defaults(func=_cmd_trace)
+
+    p = sub.add_parser(
+        "probe",
+        help="one value by any method, mode, dtype and order, evaluated and judged as the "
+        "study does (--snippet: a standalone TensorFlow script instead)",
+    )
+    p.add_argument("case", help="the case file (cases/NAME.yaml)")
+    p.add_argument("implementation", help="one of the case's implementations")
+    p.add_argument("--at", nargs="+", required=True, metavar="NAME=VALUE", help="the point")
+    p.add_argument("--partial", default="f", help="the derivative's label (x, xx, ab; f: value)")
+    p.add_argument("--method", default="reverse", choices=METHODS)
+    p.add_argument("--mode", default="eager", choices=MODES)
+    p.add_argument("--dtype", default="float32", choices=DTYPES)
+    p.add_argument("--batch", type=int, default=1, help="batch size the input fills")
+    p.add_argument("--index", type=int, default=0, help="the position read in the batch")
+    p.add_argument("--config", help="study configuration YAML (tolerances)")
+    p.add_argument(
+        "--snippet", action="store_true", help="print a standalone plain-TensorFlow script"
+    )
+    p.set_defaults(func=_cmd_probe)

@@ -1,0 +1,116 @@
+"""``harness probe``: one value, by any method, mode, dtype and order, evaluated the way
+the study evaluates it and judged the way the study judges it.
+
+The value comes from the harness's own path (the implementation compiled from the case,
+the method's nested pass, the mode's compilation), at one input placed in a batch of a
+given size at a given index (TensorFlow's kernels round a batch's vectorised part and
+its tail differently, see :mod:`harness.repro`); the reference is verified in mpmath at
+that input; the verdict uses the study's tolerance, the finite-difference error model
+and the platform's flush. This module imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Probe", "probe"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    value: float
+    status: str  # value, missing or error
+    message: str
+    reference: str  # decimal, "" where it did not verify
+    reference_rounded: float
+    outcome: str
+    tolerance_reason: str
+
+
+def probe(
+    case,
+    implementation: str,
+    point: Mapping[str, float],
+    partial: tuple[str, ...],
+    method: str,
+    mode: str,
+    dtype: str,
+    settings,
+    batch: int = 1,
+    index: int = 0,
+) -> Probe:
+    """Evaluate and judge one value (``settings``: :class:`harness.config.Settings`).
+
+    Raises
+    ------
+    KeyError
+        An unknown implementation.
+    """
+    from .compare import join_reference, judge_frame
+    from .evaluate import TF_DTYPES, EvaluationStats, Runner, probe_flush
+    from .floats import is_subnormal
+    from .reference import ReferenceSettings
+    from .reference_table import ReferenceStore, reference_rows
+    from .tf_backend import build_implementation
+    from .tfimport import start, tf
+
+    start()
+    impl = case.implementation(implementation)
+    names = list(case.input_names)
+    tf_dtype = TF_DTYPES[dtype]
+    fn = build_implementation(impl, names, tf_dtype, case.functions)
+    xs = {n: tf.constant([float(point[n])] * batch, dtype=tf_dtype) for n in names}
+    wanted = [p for p in case.partials if p and len(p) <= max(len(partial), 1)]
+    partials = sorted({*wanted, partial}, key=lambda p: (len(p), p)) or [partial]
+    runner = Runner(method, mode, dtype, xs, EvaluationStats(), case.label)
+    got = runner.run({implementation: fn}, partials)[implementation].get(partial)
+    if got is None:
+        value, status, message = np.nan, "missing", "the framework returned None"
+    elif hasattr(got, "message"):
+        value, status, message = np.nan, "error", got.message
+    else:
+        value, status, message = float(got[index]), "value", ""
+
+    ref_settings = ReferenceSettings(
+        settings.precision, settings.verify_digits, settings.max_precision
+    )
+    store = ReferenceStore(case, ref_settings, None)
+    chain = tuple(partial[:k] for k in range(len(partial) + 1))
+    narrowed = dataclasses.replace(case, partials=chain)
+    key = tuple(float(point[n]) for n in names)
+    store.ensure([key], list(chain))
+    from .floats import FORMATS
+
+    pts = pd.DataFrame({"point": [0], **{n: [key[i]] for i, n in enumerate(names)}})
+    pts["subnormal"] = [bool(any(is_subnormal(np.array(key), FORMATS[dtype])))]
+    reference = reference_rows(narrowed, {dtype: pts}, store)
+    row = pd.DataFrame(
+        {
+            "implementation": [implementation],
+            "method": [method],
+            "mode": [mode],
+            "dtype": [dtype],
+            "partial": [case.label(partial)],
+            "order": [len(partial)],
+            "point": [0],
+            "value": [value],
+            "status": [status],
+            "message": [message],
+        }
+    )
+    flags = probe_flush([dtype], [mode])
+    judged = judge_frame(join_reference(narrowed, row, reference, flags), settings.tolerance)
+    r = judged.iloc[0]
+    return Probe(
+        value=value,
+        status=status,
+        message=str(r["message"]),
+        reference=str(r["reference"]),
+        reference_rounded=float(r["reference_rounded"]),
+        outcome=str(r["outcome"]),
+        tolerance_reason=str(r["tolerance_reason"]),
+    )

@@ -1,0 +1,398 @@
+"""Reproductions: a standalone, plain-TensorFlow script for one evaluated value.
+
+Every finding comes with a way to see it again outside the harness: the ``harness
+probe`` command (:mod:`harness.probe`), and a script that imports only TensorFlow and
+NumPy, writes the implementation out as TensorFlow code (its custom gradients as
+``tf.custom_gradient`` functions), takes the derivative exactly as the harness did, and
+prints the value. A user can paste it into a bug report.
+
+Exactly as the harness did means: the same operations in the same order (the method's
+code is written out, the implementation compiled from the same expression tree), the
+same mode (eager, ``tf.function`` traced with a fixed signature, or that graph compiled
+by XLA), and **the same position in a batch of the same size**. TensorFlow's CPU kernels
+compute most of a batch in vector registers and its last few elements one by one, and
+the two paths round differently (``tf.exp`` of one value alone and inside a batch of 402
+differ in the last bit for about a quarter of float32 inputs here), so the script fills a
+batch of the harness's size with the input and reads the harness's index.
+
+A registered implementation is Python code inside the harness package; it has no
+standalone script (``None``). No TensorFlow here: this module writes text.
+"""
+
+from __future__ import annotations
+
+import shlex
+import textwrap
+from collections.abc import Sequence
+
+from . import expressions as ex
+from .cases import Case, CaseFunction, NestedRule, Rule
+
+__all__ = ["chain_for", "probe_command", "snippet"]
+
+_UNARY = {
+    "exp": "tf.exp",
+    "expm1": "tf.math.expm1",
+    "log": "tf.math.log",
+    "log1p": "tf.math.log1p",
+    "sqrt": "tf.sqrt",
+    "sin": "tf.sin",
+    "cos": "tf.cos",
+    "tan": "tf.tan",
+    "sinh": "tf.sinh",
+    "cosh": "tf.cosh",
+    "tanh": "tf.tanh",
+    "sigmoid": "tf.sigmoid",
+    "softplus": "tf.math.softplus",
+    "abs": "tf.abs",
+}
+_BINARY_FUNCS = {"maximum": "tf.maximum", "minimum": "tf.minimum"}
+_COMPARE = {
+    "lt": "tf.less",
+    "le": "tf.less_equal",
+    "gt": "tf.greater",
+    "ge": "tf.greater_equal",
+    "eq": "tf.equal",
+    "ne": "tf.not_equal",
+}
+_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}
+
+
+def _expr(node: ex.Node, env: dict[str, str], functions: dict[str, str]) -> str:
+    """Python source computing ``node`` as :func:`harness.tf_backend.compile_expression`
+    does (the same operations in the same order)."""
+
+    def go(n: ex.Node) -> str:
+        if isinstance(n, ex.Var):
+            return env[n.name]
+        if isinstance(n, ex.Num):
+            return f"tf.constant({n.value!r}, DTYPE)"
+        if isinstance(n, ex.Const):
+            return "tf.constant(math.pi, DTYPE)"
+        if isinstance(n, ex.Unary):
+            return f"(-{go(n.arg)})"
+        if isinstance(n, ex.Binary):
+            return f"({go(n.left)} {_OPS[n.op]} {go(n.right)})"
+        if isinstance(n, ex.Call):
+            args = ", ".join(go(a) for a in n.args)
+            if n.func in functions:
+                return f"{functions[n.func]}({args})"
+            return f"{_UNARY.get(n.func) or _BINARY_FUNCS[n.func]}({args})"
+        if isinstance(n, ex.Where):
+            cond = f"{_COMPARE[n.cond.op]}({go(n.cond.left)}, {go(n.cond.right)})"
+            return f"tf.where({cond}, {go(n.then)}, {go(n.otherwise)})"
+        raise TypeError(f"cannot write {n!r}")
+
+    return go(node)
+
+
+class _Writer:
+    """Writes functions as source, with unique names."""
+
+    def __init__(self) -> None:
+        self.blocks: list[str] = []
+        self.count = 0
+
+    def name(self, base: str) -> str:
+        self.count += 1
+        return f"{base}_{self.count}"
+
+    def custom(
+        self,
+        expression: ex.Node,
+        gradient: dict[str, Rule],
+        names: Sequence[str],
+        functions: dict[str, str],
+        base: str,
+    ) -> str:
+        """A ``tf.custom_gradient`` function as :func:`harness.tf_backend._custom` builds
+        it; returns its name."""
+        fname = self.name(base)
+        params = [f"{n}_" for n in names]
+        env = dict(zip(names, params))
+        lines = ["@tf.custom_gradient", f"def {fname}({', '.join(params)}):"]
+        lines.append(f"    y = {_expr(expression, env, functions)}")
+        lines.append("")
+        lines.append("    def grad(dy):")
+        lines.append("        out = []")
+        for n in names:
+            rule = gradient.get(n)
+            if rule is None:
+                lines.append("        out.append(None)")
+            elif isinstance(rule, NestedRule) and rule.pattern == "decorated_grad_fn":
+                vjp = self.name("vjp")
+                factor = _expr(rule.expression, env, functions)
+                lines += [
+                    f"        factor = {factor}",
+                    "",
+                    "        @tf.custom_gradient",
+                    f"        def {vjp}(dy_):",
+                    "            def grad2(ddy):",
+                    "                return ddy * factor",
+                    "",
+                    "            return dy_ * factor, grad2",
+                    "",
+                    f"        out.append({vjp}(dy))",
+                ]
+            elif isinstance(rule, NestedRule):
+                inner = self.custom(rule.expression, rule.gradient, names, functions, "rule")
+                lines.append(f"        out.append(dy * {inner}({', '.join(params)}))")
+            else:
+                lines.append(f"        out.append({_expr(rule, {**env, 'dy': 'dy'}, functions)})")
+        lines.append("        return out if len(out) > 1 else out[0]")
+        lines.append("")
+        lines.append("    return y, grad")
+        self.blocks.append("\n".join(lines))
+        return fname
+
+    def functions(self, case_functions: Sequence[CaseFunction]) -> dict[str, str]:
+        """The case's own functions (each may call the ones before it)."""
+        known: dict[str, str] = {}
+        for cf in case_functions:
+            if cf.gradient:
+                known[cf.name] = self.custom(
+                    cf.expression, cf.gradient, cf.params, dict(known), cf.name
+                )
+            else:
+                fname = self.name(cf.name)
+                params = [f"{p}_" for p in cf.params]
+                body = _expr(cf.expression, dict(zip(cf.params, params)), dict(known))
+                self.blocks.append(f"def {fname}({', '.join(params)}):\n    return {body}")
+                known[cf.name] = fname
+        return known
+
+
+_METHODS = """
+def prefix_closure(partials):
+    nodes = {p[:k] for p in partials for k in range(len(p) + 1)}
+    return sorted(nodes, key=lambda p: (len(p), p))
+
+
+def reverse(fn, xs, chain):
+    nodes = prefix_closure(chain)
+    values = {}
+    with contextlib.ExitStack() as stack:
+        tapes = {}
+        for p in reversed(nodes):
+            if p:
+                tape = stack.enter_context(tf.GradientTape())
+                tape.watch(list(xs.values()))
+                tapes[p] = tape
+        values[()] = fn(**xs)
+        for p in nodes[1:]:
+            parent = values[p[:-1]]
+            values[p] = None if parent is None else tapes[p].gradient(parent, xs[p[-1]])
+    return values
+
+
+def forward(fn, xs, chain, first_by_tape=False):
+    nodes = prefix_closure(chain)
+    values = {}
+    with contextlib.ExitStack() as stack:
+        accumulators = {}
+        for p in sorted(nodes, key=len, reverse=True):
+            if len(p) > (1 if first_by_tape else 0):
+                accumulators[p] = stack.enter_context(
+                    tf.autodiff.ForwardAccumulator(xs[p[-1]], tf.ones_like(xs[p[-1]]))
+                )
+        if first_by_tape:
+            tapes = {}
+            with contextlib.ExitStack() as inner:
+                for p in nodes:
+                    if len(p) == 1:
+                        tape = inner.enter_context(tf.GradientTape())
+                        tape.watch(list(xs.values()))
+                        tapes[p] = tape
+                values[()] = fn(**xs)
+            for p, tape in tapes.items():
+                values[p] = tape.gradient(values[()], xs[p[0]])
+        else:
+            values[()] = fn(**xs)
+        for p in nodes:
+            if p in accumulators:
+                parent = values[p[:-1]]
+                values[p] = None if parent is None else accumulators[p].jvp(parent)
+    return values
+
+
+def finite_difference(fn, xs, partial, base):
+    # Central differences, the harness's step rule: h = base * |x| (base at x = 0),
+    # base = eps**(1/(n+2)) rounded to the dtype; the product stencil of 1-D ones.
+    names = list(xs)
+    first = next(iter(xs.values()))
+    counts = {v: partial.count(v) for v in names if v in partial}
+    base = tf.constant(base, DTYPE)
+    steps = {v: tf.where(xs[v] == 0, base, base * tf.abs(xs[v])) for v in counts}
+    terms = []
+    for combo in itertools.product(*[range(counts[v] + 1) for v in counts]):
+        w, offsets = 1.0, {}
+        for v, k in zip(counts, combo):
+            w *= (-1) ** k * math.comb(counts[v], k)
+            offsets[v] = counts[v] / 2 - k
+        terms.append((w, offsets))
+    batch = {v: [] for v in names}
+    for _, offsets in terms:
+        for v in names:
+            if v in offsets:
+                batch[v].append(xs[v] + tf.constant(offsets[v], DTYPE) * steps[v])
+            else:
+                batch[v].append(xs[v])
+    n = tf.shape(first)[0]
+    f = fn(**{v: tf.concat(batch[v], 0) for v in names})
+    total = tf.zeros_like(first)
+    for i, (w, _) in enumerate(terms):
+        total = total + tf.constant(w, DTYPE) * f[i * n : (i + 1) * n]
+    for v, k in counts.items():
+        for _ in range(k):
+            total = total / steps[v]
+    return total
+"""
+
+
+def chain_for(case: Case, partial: tuple[str, ...], partials: Sequence[tuple[str, ...]]):
+    """The chain of partials the harness's nested pass computed ``partial`` in (the first
+    leaf of the method's partials that has it as a prefix: see
+    :func:`harness.derivatives.derivatives`)."""
+    nodes = {p[:k] for p in partials for k in range(len(p) + 1)}
+    ordered = sorted(nodes, key=lambda p: (len(p), p))
+    leaves = [p for p in ordered if not any(q != p and q[: len(p)] == p for q in ordered)]
+    for leaf in leaves:
+        if leaf[: len(partial)] == partial:
+            return leaf
+    return partial
+
+
+def snippet(
+    case: Case,
+    implementation: str,
+    point: dict[str, float],
+    partial: tuple[str, ...],
+    method: str,
+    mode: str,
+    dtype: str,
+    batch: int = 1,
+    index: int = 0,
+    partials: Sequence[tuple[str, ...]] | None = None,
+    title: str = "",
+) -> str | None:
+    """A standalone script printing the value the harness computed (``None`` for a
+    registered implementation). ``partials``: the method's partials in the harness run
+    (they decide the nested pass, see :func:`chain_for`); ``batch``/``index``: the size of
+    the harness's batch and the point's position in it."""
+    from .stencils import base_step
+
+    impl = case.implementation(implementation)
+    if impl.registered:
+        return None
+    names = list(case.input_names)
+    w = _Writer()
+    functions = w.functions(case.functions)
+    if impl.gradient:
+        custom = w.custom(impl.expression, impl.gradient, names, functions, implementation)
+        body = f"{custom}({', '.join(f'{n}_' for n in names)})"
+    else:
+        body = _expr(impl.expression, {n: f"{n}_" for n in names}, functions)
+    params = ", ".join(f"{n}_" for n in names)
+    w.blocks.append(
+        f"def implementation({params}):\n"
+        f"    y = {body}\n"
+        f"    first = {names[0]}_\n"
+        "    if y.shape != first.shape:  # a constant: broadcast over the batch\n"
+        "        y = tf.broadcast_to(y, tf.shape(first))\n"
+        "    return y"
+    )
+    leaf = chain_for(case, partial, partials or [partial])
+    chain = [leaf[:k] for k in range(len(leaf) + 1)]
+    if method == "finite_difference":
+        compute = (
+            f"finite_difference(lambda **a: implementation(**{{k + '_': v for k, v in a.items()}}),"
+            f" xs, {partial!r}, {base_step(dtype, len(partial))!r})"
+        )
+    else:
+        fn = {
+            "reverse": "reverse",
+            "forward": "forward",
+            "forward_over_reverse": "lambda f, x, c: forward(f, x, c, first_by_tape=True)",
+        }[method]
+        compute = (
+            f"({fn})(lambda **a: implementation(**{{k + '_': v for k, v in a.items()}}), "
+            f"xs, {chain!r})[{partial!r}]"
+        )
+    inputs = ", ".join(f"tf.constant([{point[n]!r}] * BATCH, DTYPE)" for n in names)
+    signature = ", ".join("tf.TensorSpec([BATCH], DTYPE)" for _ in names)
+    run = {
+        "eager": "value = body(*inputs)",
+        "function": (
+            f"value = tf.function(body, input_signature=[{signature}], autograph=False)(*inputs)"
+        ),
+        "xla": (
+            f"graph = tf.function(body, input_signature=[{signature}], autograph=False)"
+            ".get_concrete_function()\n"
+            f"value = tf.function(lambda *a: graph(*a), input_signature=[{signature}], "
+            "autograph=False, jit_compile=True)(*inputs)"
+        ),
+    }[mode]
+    where = ", ".join(f"{n} = {point[n]!r}" for n in names)
+    label = case.label(partial) or "f"
+    return (
+        textwrap.dedent(
+            f"""\
+            # {title or f"{case.id}: {implementation}, derivative {label}"}
+            # Plain TensorFlow, no harness code: {method}, {mode} mode, {dtype}, at {where}.
+            # The input fills a batch of {batch} and the value is read at index {index}, as
+            # in the harness: TensorFlow's CPU kernels round a batch's vectorised part and
+            # its last few elements differently.
+            import contextlib
+            import itertools
+            import math
+
+            import tensorflow as tf
+
+            DTYPE = tf.{dtype}
+            BATCH, INDEX = {batch}, {index}
+            """
+        )
+        + _METHODS
+        + "\n\n"
+        + "\n\n\n".join(w.blocks)
+        + "\n\n\n"
+        + f"def body(*args):\n    xs = dict(zip({names!r}, args))\n    return {compute}\n\n\n"
+        + f"inputs = [{inputs}]\n"
+        + run
+        + "\nprint(repr(float(value.numpy()[INDEX])))\n"
+    )
+
+
+def probe_command(
+    case_path: str,
+    implementation: str,
+    point: dict[str, float],
+    partial_label: str,
+    method: str,
+    mode: str,
+    dtype: str,
+    batch: int,
+    index: int,
+) -> str:
+    """The ``harness probe`` command that evaluates and judges the same value."""
+    at = " ".join(f"{k}={v!r}" for k, v in point.items())
+    parts = [
+        "harness probe",
+        shlex.quote(case_path),
+        shlex.quote(implementation),
+        "--at",
+        at,
+        "--partial",
+        shlex.quote(partial_label or "f"),
+        "--method",
+        method,
+        "--mode",
+        mode,
+        "--dtype",
+        dtype,
+        "--batch",
+        str(batch),
+        "--index",
+        str(index),
+    ]
+    return " ".join(parts)

@@ -1,0 +1,62 @@
+"""TensorFlow, imported once and quietly.
+
+Importing TensorFlow 2.21 and starting its CPU device write absl's "All log messages
+before absl::InitializeLog()", oneDNN's notice and the CPU-features line to the
+process's standard error (file descriptor 2, below Python, before
+``TF_CPP_MIN_LOG_LEVEL`` takes effect): noise in front of every command and log. Both
+are diverted: the import here, the device's start in :func:`start` (which also sets the
+threads, which TensorFlow accepts only before it starts). An error is still raised as
+usual. Every module that uses TensorFlow imports it from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+__all__ = ["start", "tf"]
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+@contextlib.contextmanager
+def _quiet():
+    """File descriptor 2 to /dev/null for the duration (where there is one)."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # no real stderr (an embedding host)
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(fd)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    try:
+        yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+        os.close(null)
+
+
+with _quiet():
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+
+_started = False
+
+
+def start(threads: int | None = None) -> None:
+    """Set TensorFlow's intra- and inter-op threads (if given) and start its CPU device,
+    quietly; later calls do nothing."""
+    global _started
+    if _started:
+        return
+    with _quiet():
+        if threads:
+            tf.config.threading.set_intra_op_parallelism_threads(threads)
+            tf.config.threading.set_inter_op_parallelism_threads(threads)
+        tf.constant([0.0]) + 0.0  # the device starts (and logs) here
+    _started = True

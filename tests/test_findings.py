@@ -1,0 +1,221 @@
+"""Runs, bisection to exact edges, and findings as statements (no TensorFlow: the
+"framework" here is a NumPy function whose edges are known exactly)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.bisection import Bisector
+from harness.findings import find
+from harness.findings_text import derivative_name, format_value
+from harness.runs import FLICKER, runs
+
+
+def test_runs_flicker_mixed_unreliable_and_pieces():
+    o = ["ok", "inaccurate", "ok", "inaccurate", "wrong", "zero", "wrong", "nan", "nan"]
+    o += ["ref_unreliable", "nan", "ok", "ok"]
+    piece = [0] * 12 + [1]
+    got = [(r.outcome, r.first, r.last, dict(r.counts)) for r in runs(np.array(o), piece)]
+    assert got == [
+        ("ok", 0, 0, {"ok": 1}),
+        # one ok point between two inaccurate ones is flicker (at most FLICKER of them)
+        ("inaccurate", 1, 3, {"inaccurate": 2}),
+        # wrong, zero, wrong: alternating failures are one mixed episode, named by the worst
+        ("wrong", 4, 6, {"wrong": 2, "zero": 1}),
+        ("nan", 7, 8, {"nan": 2}),
+        # an unreliable point ends a run; a new piece of the sweep starts another
+        ("nan", 10, 10, {"nan": 1}),
+        ("ok", 11, 11, {"ok": 1}),
+        ("ok", 12, 12, {"ok": 1}),
+    ]
+    gap = ["inaccurate"] + ["ok"] * (FLICKER + 1) + ["inaccurate"]
+    assert [r.outcome for r in runs(np.array(gap), [0] * len(gap))] == [
+        "inaccurate",
+        "ok",
+        "inaccurate",
+    ]
+
+
+def test_derivative_names_and_shortest_decimals():
+    assert derivative_name(()) == "f"
+    assert derivative_name(("x",)) == "d/dx"
+    assert derivative_name(("x",) * 3) == "d³/dx³"
+    assert derivative_name(("a", "b", "b")) == "∂³/∂a∂b²"
+    assert format_value(float(np.float32(88.72284)), "float32") == "88.72284"
+    assert format_value(0.1, "float64") == "0.1"
+    # Shortest in the dtype: "0.1" reads back as float16's 0.0999755859375.
+    assert format_value(float(np.float16(0.1)), "float16") == "0.1"
+    assert np.float16("0.1") == np.float16(0.1)
+
+
+THRESHOLD = float(np.nextafter(np.float32(88.72283), np.float32(100)))  # the first NaN
+
+
+def _framework(inputs):
+    """NaN from THRESHOLD on (exactly as float32 compares), 1 below it."""
+    x = inputs["x"].astype(np.float32)
+    return {"impl": {"x": np.where(x >= np.float32(THRESHOLD), np.nan, 1.0)}}
+
+
+def _judge(rows: pd.DataFrame) -> pd.DataFrame:
+    out = rows.copy()
+    out["outcome"] = np.where(np.isnan(out["value"]), "nan", "ok")
+    out["reference"] = "1.0"
+    return out
+
+
+def _sweep(x: np.ndarray, modes=("function", "eager")) -> pd.DataFrame:
+    rows = []
+    for mode in modes:
+        values = _framework({"x": x})["impl"]["x"]
+        for xi, v in zip(x, values):
+            rows.append(
+                {
+                    "implementation": "impl",
+                    "partial": "x",
+                    "mode": mode,
+                    "x": xi,
+                    "order": 1,
+                    "value": v,
+                    "outcome": "nan" if math.isnan(v) else "ok",
+                    "reference": "1.0",
+                    "reference_mantissa": 0.5,
+                    "reference_exponent": 1,
+                    "tolerance": 16.0,
+                    "tolerance_unit": "ulps",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_bisection_finds_adjacent_floats_at_the_exact_edge():
+    x = np.unique(np.float32(np.logspace(0, 3, 40)).astype(np.float64))
+    calls = []
+
+    def evaluate(mode, inputs):
+        calls.append((mode, len(inputs["x"])))
+        return _framework(inputs)
+
+    bisector = Bisector("x", [], {}, [[1.0, 1000.0]], _judge, lambda d, o: (16.0, ""))
+    edges = bisector.bisect(_sweep(x), "reverse", "float32", ["function", "eager"], evaluate, 40)
+    assert {e["mode"] for e in edges} == {"function", "eager"}
+    for e in edges:
+        assert e["side"] == "start" and e["outcome"] == "nan" and e["exact"]
+        assert e["inside"] == THRESHOLD
+        assert e["outside"] == float(np.nextafter(np.float32(THRESHOLD), np.float32(0)))
+        assert e["outside_outcome"] == "ok"
+    # Every call keeps the batch's shape (nothing would be traced again), and the second
+    # mode only verifies the edge the first found: one call.
+    assert {n for _, n in calls} == {40}
+    assert sum(1 for m, _ in calls if m == "eager") == 1
+    assert [e["verified"] for e in edges if e["mode"] == "eager"] == [True]
+
+
+def test_an_edge_in_float64_needs_about_fifty_halvings_not_a_sweep():
+    x = np.logspace(0, 3, 30)
+    edge = float(np.nextafter(88.72283905206835, 100.0))
+
+    def evaluate(mode, inputs):
+        return {"impl": {"x": np.where(inputs["x"] >= edge, np.nan, 1.0)}}
+
+    sweep = _sweep(x, ("eager",))
+    sweep["value"] = np.where(sweep["x"] >= edge, np.nan, 1.0)
+    sweep["outcome"] = np.where(sweep["x"] >= edge, "nan", "ok")
+    bisector = Bisector("x", [], {}, None, _judge, lambda d, o: (16.0, ""))
+    (e,) = bisector.bisect(sweep, "reverse", "float64", ["eager"], evaluate, 30)
+    assert e["inside"] == edge and e["outside"] == float(np.nextafter(edge, 0.0))
+    assert bisector.stats["calls"] <= 20
+
+
+def _errors(x, outcome_of, modes=("eager", "function"), methods=("reverse",)):
+    rows = []
+    for method in methods:
+        for mode in modes:
+            for i, xi in enumerate(x):
+                o = outcome_of(xi, method, mode)
+                rows.append(
+                    {
+                        "case": "demo",
+                        "implementation": "impl",
+                        "method": method,
+                        "mode": mode,
+                        "dtype": "float32",
+                        "order": 1,
+                        "partial": "x",
+                        "point": i,
+                        "x": xi,
+                        "value": np.nan if o == "nan" else 1.0,
+                        "reference": "1.0",
+                        "bits": 32.0 if o == "nan" else 0.0,
+                        "outcome": o,
+                        "expected": "",
+                        "expectation_reason": "",
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_findings_merge_ways_that_share_an_interval_and_keep_exact_edges():
+    x = np.array([1.0, 10.0, 50.0, 80.0, 100.0, 200.0])
+
+    def outcome(xi, method, mode):
+        return "nan" if xi >= 100 else "ok"
+
+    errors = _errors(x, outcome, methods=("reverse", "forward"))
+    edges = pd.DataFrame(
+        [
+            {
+                "implementation": "impl",
+                "method": m,
+                "mode": mode,
+                "dtype": "float32",
+                "partial": "x",
+                "side": "start",
+                "outcome": "nan",
+                "coarse_inside": 100.0,
+                "coarse_outside": 80.0,
+                "inside": THRESHOLD,
+                "outside": float(np.nextafter(np.float32(THRESHOLD), np.float32(0))),
+                "outside_outcome": "ok",
+                "exact": True,
+            }
+            for m in ("reverse", "forward")
+            for mode in ("eager", "function")
+        ]
+    )
+    found = find(errors, edges, ["x"], {"x": [[1.0, 200.0]]})
+    assert len(found) == 1
+    f = found.iloc[0]
+    assert f.outcome == "nan" and f.lo == THRESHOLD and f.lo_exact and f.hi_open
+    assert f.methods == "reverse, forward" and f.modes == "eager, function"
+    assert f.combinations == 4 and f.points == 2
+    assert "nan for x ≥ 88.72284 (to 200.0, the last input judged) (reverse, forward;" in f.text
+    assert f.expected == "unexpected" and f.probe.startswith("harness probe cases/demo.yaml")
+    # A way whose edge differs is the same finding, with its own exact interval.
+    edges.loc[3, "inside"] = 90.0
+    (f,) = find(errors, edges, ["x"], {"x": [[1.0, 200.0]]}).itertuples()
+    variants = json.loads(f.variants)
+    assert [v["lo"] for v in variants] == [THRESHOLD, 90.0]
+    assert variants[1]["methods"] == ["forward"] and variants[1]["modes"] == ["function"]
+    assert "x ≥ 90.0 (to 200.0, the last input judged) (forward; function)" in f.text
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_a_finding_is_expected_only_when_an_expectation_covers_every_failing_row(held):
+    x = np.array([1.0, 100.0, 200.0])
+    errors = _errors(x, lambda xi, m, mode: "nan" if xi >= 100 else "ok")
+    failing = errors.outcome == "nan"
+    errors.loc[failing, "expected"] = "held"
+    errors.loc[failing, "expectation_reason"] = "exp overflows"
+    if not held:
+        errors.loc[failing & (errors.x == 200.0), "expected"] = ""
+    (f,) = find(errors, None, ["x"]).itertuples()
+    assert f.expected == ("expected" if held else "unexpected")
+    assert f.expectation == ("exp overflows" if held else "")
+    assert not f.lo_exact  # no bisection: the edge stays at the sweep points
+    assert "x ≥ ~100.0" in f.text

@@ -1,0 +1,82 @@
+"""Every finding's reproduction: its standalone TensorFlow script (no harness import) and
+its ``harness probe`` command give the value the study found, bit for bit."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+
+from harness.pipeline import Selection, run_case
+from harness.results import read_table
+
+from .conftest import CASES, ROOT
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory):
+    out = tmp_path_factory.mktemp("repro")
+    sel = Selection(
+        dtypes=["float32"],
+        methods=["reverse", "forward", "finite_difference"],
+        modes=["eager", "function", "xla"],
+        orders=[1, 2],
+        max_points=24,
+    )
+    run_case(CASES / "softplus.yaml", selection=sel, results=out)
+    return read_table(out / "softplus" / "findings.parquet")
+
+
+def _picked(findings):
+    """A few findings, one per (method, mode) of their worst point, with a number."""
+    seen, out = set(), []
+    for f in findings.itertuples(index=False):
+        key = (f.worst_method, f.worst_mode)
+        if key in seen or not f.snippet or not math.isfinite(f.worst_got):
+            continue
+        seen.add(key)
+        out.append(f)
+    return out[:4]
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def test_snippets_are_plain_tensorflow_and_give_the_same_value(findings, tmp_path):
+    picked = _picked(findings)
+    assert len(picked) >= 3, findings[["worst_method", "worst_mode"]]
+    for i, f in enumerate(picked):
+        code = [ln for ln in f.snippet.splitlines() if not ln.lstrip().startswith("#")]
+        assert not any("harness" in ln for ln in code)
+        assert "import tensorflow as tf" in f.snippet
+        path = tmp_path / f"snippet{i}.py"
+        path.write_text(f.snippet)
+        out = subprocess.run(
+            [sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        got = float(out.stdout.strip().splitlines()[-1])
+        assert _same(got, f.worst_got), (f.text, got, f.worst_got)
+
+
+def test_the_probe_command_gives_the_same_value_and_outcome(findings):
+    f = next(x for x in findings.itertuples(index=False) if x.outcome == "nan" and x.worst_method)
+    args = f.probe.split()[2:]  # after "harness probe"
+    out = subprocess.run(
+        [sys.executable, "-m", "harness", "probe", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = dict(
+        line.strip().split(None, 1) for line in out.stdout.splitlines()[1:] if line.strip()
+    )
+    assert _same(float(lines["got"].split()[0]), f.worst_got)
+    assert lines["outcome"].split()[0] == "nan"
