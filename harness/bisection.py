@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .brackets import EDGE_COLUMNS, Search, guide_at, mirror, without_reference
+from .brackets import EDGE_COLUMNS, Search, guide_at, guides_at, mirror, without_reference
 from .floats import FORMATS, from_ordinal, is_subnormal, ordinal, to_format
 from .points import segment_index
 from .runs import runs
@@ -40,6 +40,18 @@ __all__ = ["EDGE_COLUMNS", "MAX_SAMPLES", "Bisector"]
 MAX_SAMPLES = 7
 
 Evaluator = Callable[[str, dict[str, np.ndarray]], dict[str, dict]]
+
+
+#: Inputs per call in the eager mode of methods whose cost per call hardly depends on the
+#: batch (reverse mode and finite differences trace nothing per shape; forward mode's
+#: per-op helpers are traced per shape, so it keeps the evaluation's).
+WIDE = 2048
+
+
+def _width(mode: str, method: str, batch: int) -> int:
+    if mode == "eager" and method in ("reverse", "finite_difference"):
+        return max(batch, WIDE)
+    return batch
 
 
 class Bisector:
@@ -67,6 +79,8 @@ class Bisector:
         self.flushes = flushes  # (dtype, mode) -> are subnormal results written as 0?
         self._judged: dict[tuple, tuple] = {}  # memo of exact judgements
         self.found: dict[tuple, tuple[float, float, str]] = {}  # key -> (inside, outside, outcome)
+        # Edges found per (implementation, partial, side, outcomes), whatever the bracket.
+        self.near: dict[tuple, list[float]] = {}
         self.stats = {"calls": 0, "points": 0, "edges": 0, "verified": 0, "misled": 0}
 
     # -- brackets -------------------------------------------------------------------
@@ -165,18 +179,26 @@ class Bisector:
                     value, status, message = math.nan, "missing", "the framework returned None"
                 else:
                     value, status, message = float(got[j]), "value", ""
-                s.rows[o] = {
-                    "implementation": s.impl,
-                    "method": method,
-                    "mode": mode,
-                    "dtype": dtype,
-                    "partial": s.partial,
-                    "point": j,
-                    **{n: float(inputs[n][j]) for n in inputs},
-                    "value": value,
-                    "status": status,
-                    "message": message,
-                }
+                # Kept compact; a row for the tables is made only where one is judged
+                # against verified references (see _row).
+                s.rows[o] = (method, mode, dtype, float(padded[j]), value, status, message)
+
+    def _row(self, s: Search, o: int) -> dict:
+        """The evaluation row of (search, ordinal), as the evaluations table has it."""
+        method, mode, dtype, x, value, status, message = s.rows[o]
+        return {
+            "implementation": s.impl,
+            "method": method,
+            "mode": mode,
+            "dtype": dtype,
+            "partial": s.partial,
+            "point": 0,
+            **self.base,
+            **dict.fromkeys((self.axis, *self.tied), x),
+            "value": value,
+            "status": status,
+            "message": message,
+        }
 
     def _exact(self, wanted: list[tuple[Search, int]], fmt) -> dict:
         """``{(id(search), ordinal): (outcome, value, reference)}`` against verified
@@ -193,22 +215,22 @@ class Bisector:
             self._judged.update(zip(first, fresh))
         return {(id(s), o): self._judged[k] for (s, o), k in zip(wanted, keys)}
 
-    def _memo_key(self, s: Search, row: dict) -> tuple:
-        value = row["value"]
+    def _memo_key(self, s: Search, row: tuple) -> tuple:
+        method, mode, dtype, x, value, status, _ = row
         return (
             s.impl,
             s.partial,
-            row["dtype"],
-            row["method"] == "finite_difference",
-            self.flushes(row["dtype"], row["mode"]),
-            row[self.axis],
-            row["status"],
+            dtype,
+            method == "finite_difference",
+            self.flushes(dtype, mode),
+            x,
+            status,
             "nan" if math.isnan(value) else value,
         )
 
     def _judge_exact(self, wanted: list[tuple[Search, int]], fmt) -> list[tuple]:
         """``(outcome, value, reference)`` of each evaluated (search, ordinal)."""
-        frame = pd.DataFrame([s.rows[o] for s, o in wanted])
+        frame = pd.DataFrame([self._row(s, o) for s, o in wanted])
         # A finite difference is judged against its error model interpolated over the
         # bracket (the model is an estimate; its inputs vary smoothly with x).
         x = frame[self.axis].to_numpy(np.float64)
@@ -245,33 +267,32 @@ class Bisector:
 
     def _guided(self, wanted: list[tuple[Search, int]], fmt) -> list[str]:
         """Outcomes of evaluated (search, ordinal) pairs against each search's guide (its
-        bracket's verified references interpolated, see :func:`harness.brackets.guide_at`: no mpmath); a
-        subnormal input brings the platform's flush in and is judged exactly."""
+        bracket's verified references interpolated, see :func:`harness.brackets.guide_at`:
+        no mpmath); a subnormal input brings the platform's flush in and is judged
+        exactly."""
         from .compare import judge
 
-        frame = pd.DataFrame([s.rows[o] for s, o in wanted])
-        x = frame[self.axis].to_numpy(np.float64)
-        n = len(frame)
-        mantissa, exponent = np.zeros(n), np.zeros(n, dtype=np.int64)
-        tol_abs, budget = np.full(n, np.nan), np.zeros(n)
-        for i, ((s, _), xi) in enumerate(zip(wanted, x)):
-            mantissa[i], exponent[i], tol_abs[i] = guide_at(s.guide, xi)
-            budget[i] = self.tolerance(fmt.name, s.guide[0])[0]
+        rows = [s.rows[o] for s, o in wanted]
+        x = np.array([r[3] for r in rows], dtype=np.float64)
+        value = np.array([r[4] for r in rows], dtype=np.float64)
+        status = np.array([r[5] for r in rows], dtype=object)
+        mantissa, exponent, tol_abs = guides_at([s.guide for s, _ in wanted], x)
+        budget = np.array([self.tolerance(fmt.name, s.guide[0])[0] for s, _ in wanted])
         with np.errstate(over="ignore", under="ignore"):
             truth = np.ldexp(mantissa, exponent.clip(-10000, 10000))
         rounded = to_format(truth, fmt)
         # The platform's flush of a subnormal result (inputs: judged exactly, below).
-        flushes = np.array([self.flushes(fmt.name, m) for m in frame["mode"]], dtype=bool)
+        flushes = np.array([self.flushes(fmt.name, r[1]) for r in rows], dtype=bool)
         flush_rounded = np.where(
             flushes & is_subnormal(rounded, fmt), np.copysign(0.0, rounded), np.nan
         )
         measures = judge(
-            frame["value"].to_numpy(np.float64),
-            frame["status"].to_numpy(),
+            value,
+            status,
             rounded,
             mantissa,
             exponent,
-            np.ones(n, dtype=bool),
+            np.ones(len(rows), dtype=bool),
             fmt.name,
             budget,
             tolerance_abs=tol_abs,
@@ -284,6 +305,17 @@ class Bisector:
             for i in tiny:
                 out[i] = exact[(id(wanted[i][0]), wanted[i][1])][0]
         return out
+
+    def _nearby(self, s: Search, fmt) -> int | None:
+        """The ordinal of an edge another mode or method found for the same run inside
+        this search's bracket (its sweep points differ, say by XLA's rounding), if any:
+        where the search starts looking."""
+        inside = [x for x in self.near.get(s.key[:4], ()) if math.isfinite(x)]
+        if not inside:
+            return None
+        ords = ordinal(np.array(inside), fmt)
+        within = [int(o) for o in ords if s.lo < o < s.hi]
+        return within[0] if within else None
 
     @staticmethod
     def _pair(s: Search) -> tuple[int, int]:
@@ -299,6 +331,8 @@ class Bisector:
         for mode, searches in groups.items():
             known = [s for s in searches if s.exact and s.key in self.found]
             todo[mode] = [s for s in searches if s.exact and s.key not in self.found]
+            for s in todo[mode]:
+                s.hint = self._nearby(s, fmt)
             pairs = []
             for s in known:
                 inside, outside, _ = self.found[s.key]
@@ -328,12 +362,13 @@ class Bisector:
     def _search(self, searches, evaluate, mode, method, dtype, fmt, batch, exact=False) -> None:
         """Narrow every bracket to adjacent floats, each round judged against the guide
         (or verified references, ``exact``)."""
+        batch = _width(mode, method, batch)
         active = [s for s in searches if not s.done]
         while active:
             # Guided rounds cost no mpmath: fill the batch. Verified ones cost a reference
             # per input: a few per bracket.
             k = max(1, min(MAX_SAMPLES if exact else 255, batch // len(active)))
-            wanted = [(s, o) for s in active[:batch] for o in s.samples(k)]
+            wanted = [(s, o) for s in active[:batch] for o in s.samples(k)][: 4 * batch]
             self._evaluate(evaluate, mode, method, dtype, fmt, wanted, batch)
             if exact:
                 got = self._exact(wanted, fmt)
@@ -373,6 +408,8 @@ class Bisector:
                 if c_out is not None:
                     s.outside_outcome = c_out
             for s in misled:
+                # Verified from here on, starting next to where the guide led.
+                s.hint = self._pair(s)[0]
                 s.lo, s.hi = s.coarse
                 s.rows, s.rounds = {}, 0
             self.stats["misled"] += len(misled)
@@ -424,4 +461,5 @@ class Bisector:
         row = s.edge(method, mode, dtype, fmt)
         if s.exact:
             self.found.setdefault(s.key, (row["inside"], row["outside"], s.outside_outcome))
+            self.near.setdefault(s.key[:4], []).append(row["inside"])
         return row

@@ -10,7 +10,14 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["EDGE_COLUMNS", "Search", "guide_at", "mirror", "without_reference"]
+__all__ = [
+    "EDGE_COLUMNS",
+    "Search",
+    "guide_at",
+    "guides_at",
+    "mirror",
+    "without_reference",
+]
 
 #: What an edge records (one row per edge of a run of one outcome).
 EDGE_COLUMNS = (
@@ -81,16 +88,16 @@ class Search:
     def samples(self, k: int) -> list[int]:
         """The next round's inputs (ordinals): ``k`` evenly inside the bracket, or, in the
         first round of a search with a ``hint`` (the edge another mode or method found
-        here), the inputs 1, 2, 4, 8, ... ordinals either side of it, nearest first: an
-        edge a few ulps away is bracketed tightly at once."""
+        here), the inputs 1, 2, 4, 8, ... ordinals either side of it (at most 2 x 64):
+        an edge a few ulps away is bracketed tightly at once, one far away to within a
+        factor of 2 of its distance."""
         if self.hint is not None and self.rounds == 0:
             picks = {self.hint}
             for j in range(64):
                 for o in (self.hint - (1 << j), self.hint + (1 << j)):
                     if self.lo < o < self.hi:
                         picks.add(o)
-            near = sorted(picks, key=lambda o: abs(o - self.hint))[: max(k, 2)]
-            return sorted(o for o in near if self.lo < o < self.hi)
+            return sorted(picks)
         gap = self.hi - self.lo
         picks = {self.lo + math.ceil(j * gap / (k + 1)) for j in range(1, k + 1)}
         return sorted(o for o in picks if self.lo < o < self.hi)
@@ -167,6 +174,33 @@ def guide_at(guide: tuple, x: float) -> tuple[float, int, float]:
     b = math.ldexp(mb, min(int(eb), 1000)) if mb else 0.0
     m, e = math.frexp((1 - w) * a + w * b)
     return m, e, tol
+
+
+def guides_at(guides: list[tuple], x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`guide_at` for many (guide, x) pairs at once: ``(mantissa, exponent,
+    tolerance_abs)`` arrays."""
+    a = np.array([g[1] for g in guides], dtype=np.float64).reshape(len(guides), 4)
+    b = np.array([g[2] for g in guides], dtype=np.float64).reshape(len(guides), 4)
+    xa, ma, ea, ta = a.T
+    xb, mb, eb, tb = b.T
+    with np.errstate(all="ignore"):
+        w = np.where(xb == xa, 0.0, (x - xa) / (xb - xa))
+        tol = np.where(
+            np.isfinite(ta) & np.isfinite(tb) & (ta > 0) & (tb > 0),
+            np.exp((1 - w) * np.log(ta) + w * np.log(tb)),
+            np.nan,
+        )
+        same = (ma != 0) & (mb != 0) & (np.sign(ma) == np.sign(mb))
+        log2 = (1 - w) * (ea + np.log2(np.abs(ma))) + w * (eb + np.log2(np.abs(mb)))
+        e_log = np.floor(np.where(same, log2, 0.0)) + 1
+        m_log = np.copysign(np.exp2(np.where(same, log2, 0.0) - e_log), ma)
+        lin = (1 - w) * np.ldexp(ma, np.minimum(ea, 1000).astype(np.int64)) + w * np.ldexp(
+            mb, np.minimum(eb, 1000).astype(np.int64)
+        )
+        m_lin, e_lin = np.frexp(np.where(same, 0.0, lin))
+    mantissa = np.where(same, m_log, m_lin)
+    exponent = np.where(same, e_log, e_lin).astype(np.int64)
+    return mantissa, exponent, tol
 
 
 def mirror(searches: list[Search]) -> None:

@@ -212,10 +212,12 @@ class Runner:
         return out
 
     def evaluate_at(self, inputs: Mapping[str, np.ndarray]) -> dict[str, dict]:
-        """Every implementation's partials at new inputs (arrays of the batch's shape), by
-        the routes that worked in :meth:`run`: ``{impl: {label: array | None |
-        message}}`` (a partial that raised there keeps its message)."""
+        """Every implementation's partials at new inputs (arrays of the batch's shape; in
+        the eager mode any length), by the routes that worked in :meth:`run`: ``{impl:
+        {label: array | None | message}}`` (a partial that raised there keeps its
+        message)."""
         xs = {n: tf.constant(inputs[n], dtype=TF_DTYPES[self.dtype]) for n in self.names}
+        size = len(next(iter(inputs.values())))
         out: dict[str, dict] = {}
         for route in self.routes:
             key, partials, impls = route[:3]
@@ -231,7 +233,7 @@ class Runner:
             for name, row in zip(impls, values):
                 got = dict(zip(chain, row))
                 for p in partials:
-                    out.setdefault(name, {})[self.label(p)] = _to_numpy(got[p], self.n)
+                    out.setdefault(name, {})[self.label(p)] = _to_numpy(got[p], size)
         for name, failed in self.failures.items():
             for p, message in failed.items():
                 out.setdefault(name, {})[self.label(p)] = message

@@ -219,3 +219,23 @@ def test_a_finding_is_expected_only_when_an_expectation_covers_every_failing_row
     assert f.expectation == ("exp overflows" if held else "")
     assert not f.lo_exact  # no bisection: the edge stays at the sweep points
     assert "x ≥ ~100.0" in f.text
+
+
+def test_the_interpolated_guide_is_the_same_one_by_one_and_at_once():
+    from harness.brackets import guide_at, guides_at
+
+    rng = np.random.default_rng(3)
+    guides, xs = [], []
+    for _ in range(200):
+        xa, xb = sorted(rng.uniform(-10, 10, 2))
+        ends = []
+        for xe in (xa, xb):
+            m, e = np.frexp(rng.choice([-1, 1, 0]) * 10.0 ** rng.uniform(-300, 300))
+            ends.append((xe, float(m), int(e), float(10.0 ** rng.uniform(-20, 0))))
+        guides.append((1, *ends))
+        xs.append(rng.uniform(xa, xb))
+    m, e, t = guides_at(guides, np.array(xs))
+    for i, (g, x) in enumerate(zip(guides, xs)):
+        m1, e1, t1 = guide_at(g, x)
+        assert np.isclose(m[i] * 2.0 ** (e[i] - e1), m1, rtol=1e-12, atol=0) or m[i] == m1
+        assert np.isclose(t[i], t1, rtol=1e-12)
