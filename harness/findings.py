@@ -64,6 +64,7 @@ FINDING_COLUMNS = [
     "lo_span",  # JSON [min, max] of the merged ways' edges (equal when they agree)
     "hi_span",
     "variants",  # JSON: the merged ways grouped by identical intervals, most first
+    "ranges",  # JSON, on a grid: {input: [lo, hi]} over the failing points
     "points",  # sweep points in the interval
     "hits",  # of them, with the finding's outcome(s)
     "methods",
@@ -185,12 +186,15 @@ def find(
     out = pd.DataFrame(records, columns=FINDING_COLUMNS)
     if out.empty:
         return out
+    # Unexpected first; autodiff's before those only finite differences show (the
+    # method a user checks with, not the one they train with); then the worst, the widest.
     out["_unexpected"] = out["expected"] == "unexpected"
+    out["_fd_only"] = out["methods"] == "finite_difference"
     out = out.sort_values(
-        ["_unexpected", "severity", "hits", "implementation", "partial", "dtype", "lo"],
-        ascending=[False, False, False, True, True, True, True],
+        ["_unexpected", "_fd_only", "severity", "hits", "implementation", "partial", "dtype", "lo"],
+        ascending=[False, True, False, False, True, True, True, True],
         kind="stable",
-    ).drop(columns="_unexpected")
+    ).drop(columns=["_unexpected", "_fd_only"])
     out = out.reset_index(drop=True)
     out["id"] = [f"f{i + 1}" for i in range(len(out))]
     out["probe"], out["snippet"] = reproduce(out, errors, inputs, case)
@@ -282,6 +286,16 @@ def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]
         "hi_outside": primary["hi_outside"],
         "lo_span": json.dumps(lo["span"]),
         "hi_span": json.dumps(hi["span"]),
+        # On a grid: the range of each input over the failing points.
+        "ranges": json.dumps(
+            {}
+            if axis
+            else {
+                n: [float(failing[n].min()), float(failing[n].max())]
+                for n in inputs
+                if failing[n].nunique() > 1 or rows[n].nunique() > 1
+            }
+        ),
         "points": points,
         "hits": max(int(g["run"].hits) for g in group),
         "methods": ", ".join(methods),

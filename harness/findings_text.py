@@ -99,7 +99,15 @@ def finding_text(f: dict) -> str:
             for v in json.loads(f["variants"])
         )
     else:
-        where = f"{f['hits']} grid points ({f['methods']}; {f['modes']})"
+        ranges = json.loads(f.get("ranges") or "{}")
+        span = ", ".join(
+            f"{n} in [{format_value(a, f['dtype'])}, {format_value(b, f['dtype'])}]"
+            if a != b
+            else f"{n} = {format_value(a, f['dtype'])}"
+            for n, (a, b) in ranges.items()
+        )
+        where = f"{f['hits']} grid points" + (f" ({span})" if span else "")
+        where += f" ({f['methods']}; {f['modes']})"
     return (
         f"{f['case']} · {f['implementation']} · {f['derivative']} · {f['dtype']}: {what} for "
         f"{where}, {share}{worst}"
@@ -107,15 +115,20 @@ def finding_text(f: dict) -> str:
 
 
 def _short(decimal: str) -> str:
+    """Eight significant digits of a reference's decimal, whatever its exponent (a true
+    5.08e-435 is not a float64's 0)."""
+    import mpmath
+
     try:
-        return f"{float(decimal):.8g}"
-    except ValueError:
+        with mpmath.workdps(30):
+            return mpmath.nstr(mpmath.mpf(decimal), 8)
+    except (ValueError, TypeError):
         return decimal
 
 
 def statements(findings: pd.DataFrame) -> pd.DataFrame:
-    """One row per statement (findings grouped by case and ``group``), in rank order, with the
-    implementations joined and the text rewritten to name them all."""
+    """One row per statement (findings grouped by case and ``group``), ranked across
+    cases, with the implementations joined and the text rewritten to name them all."""
     if findings.empty:
         return findings.assign(implementations=pd.Series(dtype=str))
     rows = []
@@ -126,4 +139,16 @@ def statements(findings: pd.DataFrame) -> pd.DataFrame:
         first["text"] = finding_text({**first, "implementation": first["implementations"]})
         first["members"] = len(g)
         rows.append(first)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    # One ranking across cases, as each case ranks its own (harness.findings.find):
+    # unexpected first, autodiff's before finite differences', the worst, the widest.
+    keys = pd.DataFrame(
+        {
+            "unexpected": out["expected"] == "unexpected",
+            "autodiff": out["methods"] != "finite_difference",
+            "severity": out["severity"],
+            "hits": out["hits"],
+        }
+    )
+    order = keys.sort_values(list(keys.columns), ascending=False, kind="stable").index
+    return out.loc[order].reset_index(drop=True)

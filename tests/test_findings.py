@@ -239,3 +239,54 @@ def test_the_interpolated_guide_is_the_same_one_by_one_and_at_once():
         m1, e1, t1 = guide_at(g, x)
         assert np.isclose(m[i] * 2.0 ** (e[i] - e1), m1, rtol=1e-12, atol=0) or m[i] == m1
         assert np.isclose(t[i], t1, rtol=1e-12)
+
+
+def test_a_grid_finding_names_its_input_ranges_and_tiny_truths_keep_their_digits():
+    # Two free inputs that do not move together: a grid, no single axis to bisect.
+    a = np.array([1.0, 2.0, 4.0, 8.0])
+    rows = []
+    for i, (ai, bi) in enumerate((p, q) for p in a for q in a):
+        bad = ai == bi and ai >= 4.0
+        rows.append(
+            {
+                "case": "grid",
+                "implementation": "impl",
+                "method": "reverse",
+                "mode": "eager",
+                "dtype": "float64",
+                "order": 1,
+                "partial": "a",
+                "point": i,
+                "a": ai,
+                "b": bi,
+                "value": 0.0 if bad else 1.0,
+                # A true value below float64's range: written from its decimal, not as 0.
+                "reference": "5.0821e-435" if bad else "1.0",
+                "bits": 53.0 if bad else 0.0,
+                "outcome": "zero" if bad else "ok",
+                "expected": "",
+                "expectation_reason": "",
+            }
+        )
+    (f,) = find(pd.DataFrame(rows), None, ["a", "b"]).itertuples()
+    assert f.input == "" and f.hits == 2
+    assert json.loads(f.ranges) == {"a": [4.0, 8.0], "b": [4.0, 8.0]}
+    assert "2 grid points (a in [4.0, 8.0], b in [4.0, 8.0]) (reverse; eager)" in f.text
+    assert "truth 5.0821e-435" in f.text
+
+
+def test_statements_rank_across_cases_autodiff_before_finite_differences():
+    from harness.findings_text import statements
+
+    x = np.array([1.0, 10.0, 100.0, 200.0])
+    fd = _errors(
+        x, lambda xi, m, mode: "inaccurate" if xi >= 100 else "ok", methods=("finite_difference",)
+    )
+    fd["case"] = "a_case"
+    ad = _errors(x, lambda xi, m, mode: "nan" if xi >= 200 else "ok")
+    ad["case"] = "b_case"
+    both = pd.concat([find(fd, None, ["x"]), find(ad, None, ["x"])], ignore_index=True)
+    s = statements(both)
+    # The autodiff NaN (one point, later case) leads the finite differences' two points.
+    assert list(s["case"]) == ["b_case", "a_case"]
+    assert list(s["methods"]) == ["reverse", "finite_difference"]
