@@ -1,17 +1,21 @@
 """The evaluation stage: every implementation x method x mode x dtype x partial, in TensorFlow.
 
 Batching and tracing. Points go in as one batch per combination. In the compiled modes
-all implementations of a case share one traced function per (method, mode, dtype),
-with a static ``input_signature`` (so each is traced exactly once), and every partial
-comes out of one nested pass (see :mod:`harness.derivatives`). The ``xla`` mode compiles
+each implementation has one traced function per (method, mode, dtype), with a static
+``input_signature`` (so it is traced exactly once), and every partial comes out of it
+(one nested pass per chain, see :mod:`harness.derivatives`). Implementations are not
+fused into one graph: Grappler and XLA rewrite a graph as a whole (a value with more
+users is rewritten differently), so an implementation's values would depend on which
+others the case lists (logistic's exponential form, d/dr, float32, xla: -1.2207e-4
+beside the other forms, -1.3638e-4 alone). The ``xla`` mode compiles
 the very graph traced for the ``function`` mode with ``jit_compile=True`` rather than
 tracing the Python again. (A static batch size is also what a user's ``tf.function``
 sees; with an unknown batch dimension TF 2.21 fails to trace three or more nested
 ``ForwardAccumulator``s, an IndexError.)
 
-Isolation. If a fused call raises, the implementations are retried one by one, and an
-implementation that still raises is retried partial by partial, so an exception costs
-only the combinations it really breaks; those rows are ``error`` with the message.
+Isolation. An implementation whose call raises is retried partial by partial, so an
+exception costs only the combinations it really breaks; those rows are ``error`` with
+the message.
 A ``None`` derivative is kept as ``missing``.
 """
 
@@ -56,7 +60,7 @@ TF_DTYPES = {
 class EvaluationStats:
     traces: int = 0  # compiled functions created (function and xla modes)
     python_traces: int = 0  # times the Python body ran to build a graph (tracing)
-    fused_calls: int = 0
+    calls: int = 0  # one per implementation and (method, mode, dtype)
     fallbacks: int = 0
     seconds: float = 0.0
     bisect_seconds: float = 0.0  # of ``seconds``: finding exact edges
@@ -103,11 +107,12 @@ def _to_numpy(value: tf.Tensor | None, n: int) -> np.ndarray | None:
 
 
 class Runner:
-    """Runs fused groups in one (method, mode, dtype), with fallbacks.
+    """Runs each implementation's partials in one (method, mode, dtype) in one call
+    (partial by partial where that call raises).
 
-    The compiled functions it makes (one per group, static batch shape) are kept, and
-    :meth:`evaluate_at` runs the groups that worked again on new inputs of the same
-    shape: the bisection of edges traces nothing.
+    The compiled functions it makes (one per implementation, static batch shape) are
+    kept, and :meth:`evaluate_at` runs the calls that worked again on new inputs of the
+    same shape: the bisection of edges traces nothing.
     """
 
     def __init__(
@@ -178,18 +183,9 @@ class Runner:
             return body
 
         out: dict[str, dict] = {}
-        try:
-            self.stats.fused_calls += 1
-            key = ("all", tuple(impls))
-            values = self.call(key, group_body(impls, partials))
-            for name, row in zip(impls, values):
-                out[name] = {p: _to_numpy(v, self.n) for p, v in zip(partials, row)}
-            self.routes.append((key, partials, impls))
-            return out
-        except Exception:  # noqa: BLE001 - isolate below, one implementation at a time
-            self.stats.fallbacks += 1
         for name in impls:
             try:
+                self.stats.calls += 1
                 key = ("one", name)
                 values = self.call(key, group_body([name], partials))
                 out[name] = {p: _to_numpy(v, self.n) for p, v in zip(partials, values[0])}

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .findings_text import derivative_name, finding_text, severity
+from .findings_text import derivative_name, finding_text, rank, severity
 from .points import segment_index
 from .runs import runs
 
@@ -76,7 +76,9 @@ FINDING_COLUMNS = [
     "worst_method",
     "worst_mode",
     "expected",  # "expected" or "unexpected"
-    "expectation",  # the reason of the expectation that covers it
+    "expectation",  # the reason of the expectation that covers it (or covers part of it)
+    "held",  # failing rows an expectation covers (all of them: expected)
+    "failing",  # failing rows
     "text",
 ]
 #: Added by :func:`find`: ``id`` (``f1``, ``f2``, ... in rank order, the anchor on the
@@ -186,15 +188,7 @@ def find(
     out = pd.DataFrame(records, columns=FINDING_COLUMNS)
     if out.empty:
         return out
-    # Unexpected first; autodiff's before those only finite differences show (the
-    # method a user checks with, not the one they train with); then the worst, the widest.
-    out["_unexpected"] = out["expected"] == "unexpected"
-    out["_fd_only"] = out["methods"] == "finite_difference"
-    out = out.sort_values(
-        ["_unexpected", "_fd_only", "severity", "hits", "implementation", "partial", "dtype", "lo"],
-        ascending=[False, True, False, False, True, True, True, True],
-        kind="stable",
-    ).drop(columns=["_unexpected", "_fd_only"])
+    out = out.iloc[rank(out)]
     out = out.reset_index(drop=True)
     out["id"] = [f"f{i + 1}" for i in range(len(out))]
     out["probe"], out["snippet"] = reproduce(out, errors, inputs, case)
@@ -256,10 +250,18 @@ def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]
     lo, hi = _edge([g["lo"] for g in group], True), _edge([g["hi"] for g in group], False)
     variants = _variants(group)
     primary = variants[0]
-    worst = _worst(rows, set(counts))
+    # The worst point of the variant most ways share: a finite difference that merely
+    # overlaps autodiff's interval does not speak for the finding.
+    shared = [g for g in group if (g["lo"][0], g["hi"][0]) == (primary["lo"], primary["hi"])]
+    worst = _worst(pd.concat([g["rows"] for g in shared], ignore_index=True), set(counts))
+    if worst is None:
+        worst = _worst(rows, set(counts))
     failing = rows[rows["outcome"].astype(str).isin(set(counts))]
-    expected = bool(len(failing)) and bool((failing["expected"] == "held").all())
-    reasons = sorted(set(failing["expectation_reason"])) if expected else []
+    held = failing["expected"] == "held"
+    expected = bool(len(failing)) and bool(held.all())
+    # The reasons of the expectations that cover it, wholly or in part (an expectation
+    # narrower than the failure it explains: the case's ranges to widen, not news).
+    reasons = sorted(set(failing.loc[held, "expectation_reason"]))
     partial = _partial(label, inputs)
     methods = [m for m in _METHOD_ORDER if any(m == a for a, _ in members)]
     modes = [m for m in _MODE_ORDER if any(m == b for _, b in members)]
@@ -310,6 +312,8 @@ def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]
         "worst_mode": str(worst["mode"]) if worst is not None else "",
         "expected": "expected" if expected else "unexpected",
         "expectation": "; ".join(reasons),
+        "held": int(held.sum()),
+        "failing": len(failing),
         "variants": json.dumps(variants),
     }
     record["text"] = finding_text(record)

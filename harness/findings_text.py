@@ -17,6 +17,7 @@ __all__ = [
     "finding_text",
     "format_value",
     "interval_text",
+    "rank",
     "severity",
     "statements",
 ]
@@ -108,9 +109,12 @@ def finding_text(f: dict) -> str:
         )
         where = f"{f['hits']} grid points" + (f" ({span})" if span else "")
         where += f" ({f['methods']}; {f['modes']})"
+    partly = ""
+    if f.get("expected") == "unexpected" and f.get("held"):
+        partly = f"; an expectation covers {f['held']} of its {f['failing']} failing values"
     return (
         f"{f['case']} · {f['implementation']} · {f['derivative']} · {f['dtype']}: {what} for "
-        f"{where}, {share}{worst}"
+        f"{where}, {share}{worst}{partly}"
     )
 
 
@@ -126,6 +130,25 @@ def _short(decimal: str) -> str:
         return decimal
 
 
+def rank(findings: pd.DataFrame) -> np.ndarray:
+    """Positions of ``findings`` best first: unexpected first, those no expectation
+    touches before those one covers in part; autodiff's before those only finite
+    differences show (the method a user checks with, not the one they train with); then
+    the worst, the widest. Ties keep their order."""
+    keys = pd.DataFrame(
+        {
+            "unexpected": findings["expected"] == "unexpected",
+            "untouched": (
+                findings["held"].fillna(0).to_numpy() == 0 if "held" in findings else True
+            ),
+            "autodiff": findings["methods"] != "finite_difference",
+            "severity": findings["severity"],
+            "hits": findings["hits"],
+        }
+    ).reset_index(drop=True)
+    return keys.sort_values(list(keys.columns), ascending=False, kind="stable").index.to_numpy()
+
+
 def statements(findings: pd.DataFrame) -> pd.DataFrame:
     """One row per statement (findings grouped by case and ``group``), ranked across
     cases, with the implementations joined and the text rewritten to name them all."""
@@ -139,16 +162,6 @@ def statements(findings: pd.DataFrame) -> pd.DataFrame:
         first["text"] = finding_text({**first, "implementation": first["implementations"]})
         first["members"] = len(g)
         rows.append(first)
-    out = pd.DataFrame(rows)
-    # One ranking across cases, as each case ranks its own (harness.findings.find):
-    # unexpected first, autodiff's before finite differences', the worst, the widest.
-    keys = pd.DataFrame(
-        {
-            "unexpected": out["expected"] == "unexpected",
-            "autodiff": out["methods"] != "finite_difference",
-            "severity": out["severity"],
-            "hits": out["hits"],
-        }
-    )
-    order = keys.sort_values(list(keys.columns), ascending=False, kind="stable").index
-    return out.loc[order].reset_index(drop=True)
+    out = pd.DataFrame(rows).reset_index(drop=True)
+    # One ranking across cases, as each case ranks its own.
+    return out.iloc[rank(out)].reset_index(drop=True)

@@ -47,9 +47,10 @@ def findings_list(
         text = e(r.text)
         if link_case:
             text = f'<a href="{href}">{text}</a>'
-        note = (
-            f' <span class="muted">(expected: {e(r.expectation)})</span>' if r.expectation else ""
-        )
+        note = ""
+        if r.expectation:  # wholly, or (unexpected) on part of its failing values only
+            which = "expected" if r.expected == "expected" else "partly expected"
+            note = f' <span class="muted">({which}: {e(r.expectation)})</span>'
         repro = ""
         if anchor and getattr(r, "probe", ""):
             repro = f"<details><summary>reproduce</summary><pre>{e(r.probe)}</pre></details>"

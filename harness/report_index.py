@@ -105,6 +105,7 @@ def index_page(
     unexpected = stated[stated["expected"] == "unexpected"] if not stated.empty else stated
     expected = stated[stated["expected"] == "expected"] if not stated.empty else stated
     per_impl = int((findings["expected"] == "unexpected").sum()) if not findings.empty else 0
+    partly = int((unexpected["held"] > 0).sum()) if "held" in unexpected else 0
     stale = [c for c, m in case_meta.items() if m.get("stale")]
 
     def cell(number, what: str) -> str:
@@ -112,7 +113,11 @@ def index_page(
 
     headline = (
         '<table class="headline"><tr>'
-        + cell(len(unexpected), f"distinct unexpected findings<br>({per_impl} per implementation)")
+        + cell(
+            len(unexpected),
+            f"distinct unexpected findings<br>({per_impl} per implementation; {partly} "
+            "partly covered by an expectation)",
+        )
         + cell(len(expected), "expected findings")
         + cell(int((summary["expected_broken"] > 0).sum()), "combinations breaking an expectation")
         + cell(f"{totals['flushed']:,}", "flushed rows (platform)")

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from . import expressions as ex
 from .cases import Case, CaseFunction, NestedRule, Rule
 
-__all__ = ["chain_for", "probe_command", "snippet"]
+__all__ = ["probe_command", "snippet"]
 
 _UNARY = {
     "exp": "tf.exp",
@@ -168,6 +168,18 @@ def prefix_closure(partials):
     return sorted(nodes, key=lambda p: (len(p), p))
 
 
+def every_chain(method, fn, xs, partials):
+    # One nested pass per chain (the prefixes of a leaf of the partials' prefix tree), all
+    # in the one traced graph as in the harness: the compilers' rewrites see them all.
+    nodes = prefix_closure(partials)
+    leaves = [p for p in nodes if not any(q != p and q[: len(p)] == p for q in nodes)]
+    out = {}
+    for leaf in leaves or [()]:
+        for p, value in method(fn, xs, [leaf[:k] for k in range(len(leaf) + 1)]).items():
+            out.setdefault(p, value)
+    return out
+
+
 def reverse(fn, xs, chain):
     nodes = prefix_closure(chain)
     values = {}
@@ -246,20 +258,16 @@ def finite_difference(fn, xs, partial, base):
         for _ in range(k):
             total = total / steps[v]
     return total
+
+
+def every_difference(fn, xs, partials):
+    # As in the harness: f itself and every partial of the run in the one traced graph.
+    out = {(): fn(**xs)}
+    for partial, base in partials:
+        if partial:
+            out[partial] = finite_difference(fn, xs, partial, base)
+    return out
 """
-
-
-def chain_for(case: Case, partial: tuple[str, ...], partials: Sequence[tuple[str, ...]]):
-    """The chain of partials the harness's nested pass computed ``partial`` in (the first
-    leaf of the method's partials that has it as a prefix: see
-    :func:`harness.derivatives.derivatives`)."""
-    nodes = {p[:k] for p in partials for k in range(len(p) + 1)}
-    ordered = sorted(nodes, key=lambda p: (len(p), p))
-    leaves = [p for p in ordered if not any(q != p and q[: len(p)] == p for q in ordered)]
-    for leaf in leaves:
-        if leaf[: len(partial)] == partial:
-            return leaf
-    return partial
 
 
 def snippet(
@@ -277,7 +285,7 @@ def snippet(
 ) -> str | None:
     """A standalone script printing the value the harness computed (``None`` for a
     registered implementation). ``partials``: the method's partials in the harness run
-    (they decide the nested pass, see :func:`chain_for`); ``batch``/``index``: the size of
+    (the snippet computes them all, in the same passes); ``batch``/``index``: the size of
     the harness's batch and the point's position in it."""
     from .stencils import base_step
 
@@ -301,12 +309,15 @@ def snippet(
         "        y = tf.broadcast_to(y, tf.shape(first))\n"
         "    return y"
     )
-    leaf = chain_for(case, partial, partials or [partial])
-    chain = [leaf[:k] for k in range(len(leaf) + 1)]
+    # Every partial the harness computed with this method, in the same passes: in the
+    # compiled modes, rewrites depend on the whole graph (a value with more users is
+    # rewritten differently), so one chain alone can round differently.
+    computed = sorted({*(partials or []), partial}, key=lambda p: (len(p), p))
     if method == "finite_difference":
+        bases = [(p, base_step(dtype, len(p))) for p in computed]
         compute = (
-            f"finite_difference(lambda **a: implementation(**{{k + '_': v for k, v in a.items()}}),"
-            f" xs, {partial!r}, {base_step(dtype, len(partial))!r})"
+            f"every_difference(lambda **a: implementation(**{{k + '_': v for k, v in "
+            f"a.items()}}), xs, {bases!r})"
         )
     else:
         fn = {
@@ -315,8 +326,8 @@ def snippet(
             "forward_over_reverse": "lambda f, x, c: forward(f, x, c, first_by_tape=True)",
         }[method]
         compute = (
-            f"({fn})(lambda **a: implementation(**{{k + '_': v for k, v in a.items()}}), "
-            f"xs, {chain!r})[{partial!r}]"
+            f"every_chain({fn}, lambda **a: implementation(**{{k + '_': v for k, v in "
+            f"a.items()}}), xs, {computed!r})"
         )
     inputs = ", ".join(f"tf.constant([{point[n]!r}] * BATCH, DTYPE)" for n in names)
     signature = ", ".join("tf.TensorSpec([BATCH], DTYPE)" for _ in names)
@@ -331,7 +342,7 @@ def snippet(
             f"value = tf.function(lambda *a: graph(*a), input_signature=[{signature}], "
             "autograph=False, jit_compile=True)(*inputs)"
         ),
-    }[mode]
+    }[mode] + f"[{computed.index(partial)}]"
     where = ", ".join(f"{n} = {point[n]!r}" for n in names)
     label = case.label(partial) or "f"
     return (
@@ -356,7 +367,10 @@ def snippet(
         + "\n\n"
         + "\n\n\n".join(w.blocks)
         + "\n\n\n"
-        + f"def body(*args):\n    xs = dict(zip({names!r}, args))\n    return {compute}\n\n\n"
+        # Every value is an output, as in the harness (one returned alone would let the
+        # compiler drop the rest of the graph).
+        + f"def body(*args):\n    xs = dict(zip({names!r}, args))\n"
+        f"    values = {compute}\n    return [values.get(p) for p in {computed!r}]\n\n\n"
         + f"inputs = [{inputs}]\n"
         + run
         + "\nprint(repr(float(value.numpy()[INDEX])))\n"

@@ -229,9 +229,11 @@ def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_pat
     reference = reference_stage(prep, tmp_path / "results")
     evaluate_stage(prep, tmp_path / "results", reference=reference)
     stats = read_metadata(tmp_path / "results" / "traced" / "evaluations.parquet")["evaluation"]
-    # One trace of the Python per (method, dtype), shared by both implementations and all
-    # orders; the xla mode compiles the graph the function mode traced.
-    assert stats["python_traces"] == 2 * 2
+    # One trace of the Python per (implementation, method, dtype), all orders in it (an
+    # implementation's graph holds no other: compilers rewrite a graph as a whole); the
+    # xla mode compiles the graph the function mode traced.
+    assert stats["python_traces"] == 2 * 2 * 2
+    assert stats["calls"] == 2 * 2 * 2 * 2
     assert stats["fallbacks"] == 0
 
 

@@ -216,7 +216,10 @@ def test_a_finding_is_expected_only_when_an_expectation_covers_every_failing_row
         errors.loc[failing & (errors.x == 200.0), "expected"] = ""
     (f,) = find(errors, None, ["x"]).itertuples()
     assert f.expected == ("expected" if held else "unexpected")
-    assert f.expectation == ("exp overflows" if held else "")
+    # Covered in part: still unexpected, and it says by what and how far.
+    assert f.expectation == "exp overflows" and f.failing == 4
+    assert f.held == (4 if held else 2)
+    assert ("an expectation covers 2 of its 4 failing values" in f.text) == (not held)
     assert not f.lo_exact  # no bisection: the edge stays at the sweep points
     assert "x ≥ ~100.0" in f.text
 
@@ -290,3 +293,31 @@ def test_statements_rank_across_cases_autodiff_before_finite_differences():
     # The autodiff NaN (one point, later case) leads the finite differences' two points.
     assert list(s["case"]) == ["b_case", "a_case"]
     assert list(s["methods"]) == ["reverse", "finite_difference"]
+
+
+def test_the_worst_point_comes_from_the_ways_most_of_them_share():
+    x = np.array([1.0, 10.0, 50.0, 100.0, 200.0, 300.0])
+    ad = _errors(x, lambda xi, m, mode: "nan" if xi >= 100 else "ok")
+    fd = _errors(
+        x, lambda xi, m, mode: "nan" if xi >= 200 else "ok", ("eager",), ("finite_difference",)
+    )
+    fd.loc[fd["outcome"] == "nan", "bits"] = 64.0  # worse, but one way of three
+    (f,) = find(pd.concat([ad, fd], ignore_index=True), None, ["x"]).itertuples()
+    assert f.methods == "reverse, finite_difference" and f.combinations == 3
+    assert f.worst_method == "reverse" and json.loads(f.worst_inputs) == {"x": 100.0}
+
+
+def test_unexpected_findings_no_expectation_touches_rank_first():
+    from harness.findings_text import rank
+
+    frame = pd.DataFrame(
+        {
+            "expected": ["expected", "unexpected", "unexpected", "unexpected"],
+            "held": [5, 3, 0, 0],
+            "methods": ["reverse", "reverse", "finite_difference", "reverse"],
+            "severity": [7, 7, 7, 1],
+            "hits": [50, 40, 30, 1],
+        }
+    )
+    # Untouched autodiff (even mild), untouched finite differences, partly covered, expected.
+    assert rank(frame).tolist() == [3, 2, 1, 0]

@@ -80,3 +80,49 @@ def test_the_probe_command_gives_the_same_value_and_outcome(findings):
     )
     assert _same(float(lines["got"].split()[0]), f.worst_got)
     assert lines["outcome"].split()[0] == "nan"
+
+
+def test_a_compiled_snippet_computes_every_partial_of_the_run_as_the_harness_does(tmp_path):
+    # In xla mode the compiler rewrites a graph as a whole: the same chain, traced alone
+    # or beside the run's other partials (and returning them), rounds differently here
+    # (logistic's exponential form: 1.05e-4 alone, 4.28e-4 in the run; truth -2.2e-7).
+    import numpy as np
+
+    from harness.cases import load_case
+    from harness.evaluate import EvaluationStats, Runner
+    from harness.repro import snippet
+    from harness.tf_backend import build_implementation
+    from harness.tfimport import start, tf
+
+    case = load_case(CASES / "logistic.yaml")
+    point = {"t": 2453.751220703125, "r": 0.009999999776482582, "y0": 0.5}
+    run = [("r",), ("t",), ("y0",), ("r", "r"), ("r", "y0"), ("t", "t"), ("y0", "y0")]
+    run += [("t", "t", "t"), ("t", "t", "t", "t")]
+    batch, index = 244, 216
+    start()
+    names = list(case.input_names)
+    fn = build_implementation(
+        case.implementation("exponential_form"), names, tf.float32, case.functions
+    )
+    xs = {n: tf.constant([point[n]] * batch, dtype=tf.float32) for n in names}
+    runner = Runner("reverse", "xla", "float32", xs, EvaluationStats(), case.label)
+    harness_value = float(np.asarray(runner.run({"x": fn}, run)["x"][("r", "y0")])[index])
+    text = snippet(
+        case,
+        "exponential_form",
+        point,
+        ("r", "y0"),
+        "reverse",
+        "xla",
+        "float32",
+        batch,
+        index,
+        run,
+    )
+    path = tmp_path / "snippet.py"
+    path.write_text(text)
+    out = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert _same(float(out.stdout.strip().splitlines()[-1]), harness_value)
