@@ -22,6 +22,7 @@ stage). No TensorFlow here: the caller passes a function that evaluates a batch.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -82,6 +83,9 @@ class Bisector:
         # Edges found per (implementation, partial, side, outcomes), whatever the bracket.
         self.near: dict[tuple, list[float]] = {}
         self.stats = {"calls": 0, "points": 0, "edges": 0, "verified": 0, "misled": 0}
+        # Seconds inside TensorFlow's calls, per method and mode (the rest of the
+        # bisection's time is judging: references, rounding, the error model).
+        self.stats["tensorflow_seconds"] = {}
 
     # -- brackets -------------------------------------------------------------------
     def _searches(self, judged: pd.DataFrame, fmt) -> list[Search]:
@@ -168,7 +172,11 @@ class Bisector:
             inputs = {n: np.full(batch, v) for n, v in self.base.items()}
             for n in (self.axis, *self.tied):
                 inputs[n] = padded
+            t0 = time.perf_counter()
             results = evaluate(mode, inputs)
+            spent = self.stats["tensorflow_seconds"]
+            where = f"{method} {mode}"
+            spent[where] = spent.get(where, 0.0) + time.perf_counter() - t0
             self.stats["calls"] += 1
             self.stats["points"] += len(chunk)
             for j, (s, o) in enumerate(chunk):

@@ -85,6 +85,7 @@ def _parse_point(case, items: Sequence[str], command: str) -> dict[str, float] |
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
+    from .case_schema import MAX_ORDER
     from .cases import CaseError, load_case
     from .config import ConfigError, load_config, settings_for
 
@@ -121,6 +122,15 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         print("harness probe: --index must lie in the batch (0 <= index < batch)", file=sys.stderr)
         return EXIT_INVALID
     partial = by_label[label]
+    settings = settings_for(case, config)
+    # Every partial the run computes with this method, in the same pass: compilers
+    # rewrite a graph as a whole, so a value can depend on what else it computes.
+    cap = (
+        settings.max_order.get(args.method, MAX_ORDER) if args.max_order is None else args.max_order
+    )
+    beside = sorted(
+        {*(p for p in case.partials if len(p) <= cap), partial}, key=lambda p: (len(p), p)
+    )
     if args.snippet:
         from .repro import snippet
 
@@ -134,20 +144,12 @@ def _cmd_probe(args: argparse.Namespace) -> int:
             args.dtype,
             args.batch,
             args.index,
-            case.partials,
+            beside,
         )
-        if text is None:
-            print(
-                f"harness probe: {args.implementation} is a registered implementation "
-                "(Python in the harness package): no standalone script; run the probe",
-                file=sys.stderr,
-            )
-            return EXIT_INVALID
         sys.stdout.write(text)
         return 0
     from .probe import probe  # TensorFlow starts here
 
-    settings = settings_for(case, config)
     got = probe(
         case,
         args.implementation,
@@ -159,6 +161,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         settings,
         args.batch,
         args.index,
+        beside,
     )
     where = ", ".join(f"{k}={v!r}" for k, v in point.items())
     print(
@@ -200,7 +203,15 @@ def add_probe_commands(sub) -> None:
     p.add_argument("--dtype", default="float32", choices=DTYPES)
     p.add_argument("--batch", type=int, default=1, help="batch size the input fills")
     p.add_argument("--index", type=int, default=0, help="the position read in the batch")
-    p.add_argument("--config", help="study configuration YAML (tolerances)")
+    p.add_argument("--config", help="study configuration YAML (tolerances, orders)")
+    p.add_argument(
+        "--max-order",
+        type=int,
+        choices=range(0, 5),
+        metavar="N",
+        help="compute beside it every partial up to order N in the same pass, as the run "
+        "did (default: the setting's highest order for the method)",
+    )
     p.add_argument(
         "--snippet", action="store_true", help="print a standalone plain-TensorFlow script"
     )

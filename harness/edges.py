@@ -129,9 +129,15 @@ class EdgeFinder:
 
     @property
     def stats(self) -> dict:
-        total = {"calls": 0, "points": 0, "edges": 0, "verified": 0, "misled": 0}
+        total: dict = {"calls": 0, "points": 0, "edges": 0, "verified": 0, "misled": 0}
+        spent: dict[str, float] = {}
         for b in self.bisectors.values():
             if b is not None:
                 for k, v in b.stats.items():
-                    total[k] += v
+                    if isinstance(v, dict):  # seconds per method and mode
+                        for where, t in v.items():
+                            spent[where] = spent.get(where, 0.0) + t
+                    else:
+                        total[k] += v
+        total["tensorflow_seconds"] = {k: round(v, 3) for k, v in sorted(spent.items())}
         return total

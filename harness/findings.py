@@ -383,6 +383,9 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
             where, batch = positions[f.dtype]
             index = where[int(rows[at]["point"].iloc[0])]
         path = f"cases/{f.case}.yaml"
+        # The run computed every partial of its method in one pass; so do both.
+        computed = errors.loc[errors["method"] == f.worst_method, "order"]
+        max_order = int(computed.max()) if len(computed) else len(f.partial)
         probes.append(
             probe_command(
                 path,
@@ -394,6 +397,7 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
                 f.dtype,
                 batch,
                 index,
+                max_order,
             )
         )
         text = None

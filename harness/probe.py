@@ -12,7 +12,7 @@ and the platform's flush. This module imports TensorFlow.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -42,8 +42,10 @@ def probe(
     settings,
     batch: int = 1,
     index: int = 0,
+    beside: Sequence[tuple[str, ...]] = (),
 ) -> Probe:
-    """Evaluate and judge one value (``settings``: :class:`harness.config.Settings`).
+    """Evaluate and judge one value (``settings``: :class:`harness.config.Settings`),
+    computed in one pass with the partials ``beside`` it (as the run computed them).
 
     Raises
     ------
@@ -64,8 +66,7 @@ def probe(
     tf_dtype = TF_DTYPES[dtype]
     fn = build_implementation(impl, names, tf_dtype, case.functions)
     xs = {n: tf.constant([float(point[n])] * batch, dtype=tf_dtype) for n in names}
-    wanted = [p for p in case.partials if p and len(p) <= max(len(partial), 1)]
-    partials = sorted({*wanted, partial}, key=lambda p: (len(p), p)) or [partial]
+    partials = sorted({*beside, partial}, key=lambda p: (len(p), p))
     runner = Runner(method, mode, dtype, xs, EvaluationStats(), case.label)
     got = runner.run({implementation: fn}, partials)[implementation].get(partial)
     if got is None:

@@ -15,8 +15,10 @@ the two paths round differently (``tf.exp`` of one value alone and inside a batc
 differ in the last bit for about a quarter of float32 inputs here), so the script fills a
 batch of the harness's size with the input and reads the harness's index.
 
-A registered implementation is Python code inside the harness package; it has no
-standalone script (``None``). No TensorFlow here: this module writes text.
+A registered implementation is Python code inside the harness package: the script
+carries its factory's source and the module-level functions and constants it uses
+(:func:`harness.registry.source`), without the registration decorator, so it still imports no
+harness code. No TensorFlow here: this module writes text.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import textwrap
 from collections.abc import Sequence
 
 from . import expressions as ex
+from . import registry
 from .cases import Case, CaseFunction, NestedRule, Rule
 
 __all__ = ["probe_command", "snippet"]
@@ -282,20 +285,26 @@ def snippet(
     index: int = 0,
     partials: Sequence[tuple[str, ...]] | None = None,
     title: str = "",
-) -> str | None:
-    """A standalone script printing the value the harness computed (``None`` for a
-    registered implementation). ``partials``: the method's partials in the harness run
+) -> str:
+    """A standalone script printing the value the harness computed (``None`` where it
+    is ``missing``). ``partials``: the method's partials in the harness run
     (the snippet computes them all, in the same passes); ``batch``/``index``: the size of
     the harness's batch and the point's position in it."""
     from .stencils import base_step
 
     impl = case.implementation(implementation)
-    if impl.registered:
-        return None
     names = list(case.input_names)
     w = _Writer()
     functions = w.functions(case.functions)
-    if impl.gradient:
+    if impl.registered:
+        source, factory = registry.source(impl.registered)
+        w.blocks.append(
+            f"# The registered implementation {impl.registered!r}, as the harness ships it.\n"
+            + source
+            + f"\n\n\nregistered = {factory}(tf, DTYPE)"
+        )
+        body = f"registered({', '.join(f'{n}={n}_' for n in names)})"
+    elif impl.gradient:
         custom = w.custom(impl.expression, impl.gradient, names, functions, implementation)
         body = f"{custom}({', '.join(f'{n}_' for n in names)})"
     else:
@@ -373,7 +382,7 @@ def snippet(
         f"    values = {compute}\n    return [values.get(p) for p in {computed!r}]\n\n\n"
         + f"inputs = [{inputs}]\n"
         + run
-        + "\nprint(repr(float(value.numpy()[INDEX])))\n"
+        + "\nprint(None if value is None else repr(float(value.numpy()[INDEX])))\n"
     )
 
 
@@ -387,8 +396,10 @@ def probe_command(
     dtype: str,
     batch: int,
     index: int,
+    max_order: int | None = None,
 ) -> str:
-    """The ``harness probe`` command that evaluates and judges the same value."""
+    """The ``harness probe`` command that evaluates and judges the same value (with every
+    partial up to ``max_order`` beside it, as the run computed them)."""
     at = " ".join(f"{k}={v!r}" for k, v in point.items())
     parts = [
         "harness probe",
@@ -409,4 +420,6 @@ def probe_command(
         "--index",
         str(index),
     ]
+    if max_order is not None:
+        parts += ["--max-order", str(max_order)]
     return " ".join(parts)

@@ -342,3 +342,21 @@ def test_implementations_lists_what_a_case_may_name(tmp_path):
     assert proc.returncode == 0
     for name in ("seed000_newdiv", "logistic_rk4", "hessian_norm", "matrix_mixed_partials"):
         assert name in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["softplus.yaml", "nope", "--at", "x=1"], "has no implementation 'nope'"),
+        (["softplus.yaml", "naive", "--at", "y=1"], "has no input 'y'"),
+        (["softplus.yaml", "naive", "--at", "x=one"], "expected NAME=NUMBER"),
+        (["softplus.yaml", "naive", "--at", "x=1", "--partial", "xy"], "--partial 'xy'"),
+        (["softplus.yaml", "naive", "--at", "x=1", "--index", "3"], "--index must lie"),
+        (["hessian_norm.yaml", "rosenbrock", "--at", "x=1"], "is an experiment case"),
+        (["softplus.yaml", "naive", "--at", "x=1", "--max-order", "5"], "invalid choice: 5"),
+    ],
+)
+def test_the_probe_refuses_bad_input_in_one_line(args, says):
+    out = _harness(["probe", *args], CASES)
+    assert out.returncode == 2, out.stdout
+    assert says in out.stderr and "Traceback" not in out.stderr, out.stderr

@@ -126,3 +126,48 @@ def test_a_compiled_snippet_computes_every_partial_of_the_run_as_the_harness_doe
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert _same(float(out.stdout.strip().splitlines()[-1]), harness_value)
+
+
+def test_a_registered_implementation_is_written_out_with_what_it_uses():
+    import ast
+
+    from harness.registry import source as registered_source
+
+    source, factory = registered_source("logistic_rk4")
+    tree = ast.parse(source)  # standalone code: it parses
+    defined = {n.name if isinstance(n, ast.FunctionDef) else n.targets[0].id for n in tree.body}
+    # What builtin_implementations.py's RK4 factory reaches, read by hand: not the march,
+    # Newton's method or the other factories.
+    assert defined == {"RK4_STEPS", "_logistic_rhs", "_rk4_step", "_rk4_solution", "_logistic_rk4"}
+    assert factory == "_logistic_rk4"
+    assert "@implementation" not in source and "harness" not in source
+
+
+def test_a_registered_implementations_snippet_gives_the_exact_value(tmp_path):
+    # Seed 000's hand-written division at a = b = 2**-10: d(-a/b)/db = a/b**2, every
+    # step exact in float32, so the value is 1024 (Fraction arithmetic, not the harness).
+    from fractions import Fraction
+
+    a = b = Fraction(1, 1024)
+    want = float(-(-a / b**2))  # the case's function is -a/b
+    point = ["--at", f"a={float(a)!r}", f"b={float(b)!r}", "--partial", "b"]
+    common = [*point, "--method", "reverse", "--mode", "function", "--dtype", "float32"]
+    common += ["--batch", "8", "--index", "7", "--max-order", "1"]
+    cmd = [sys.executable, "-m", "harness", "probe", str(CASES / "ratio.yaml"), "seed_newdiv"]
+    text = subprocess.run(
+        [*cmd, *common, "--snippet"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert text.returncode == 0, text.stderr[-2000:]
+    code = [ln for ln in text.stdout.splitlines() if not ln.lstrip().startswith("#")]
+    assert not any("harness" in ln for ln in code)
+    path = tmp_path / "snippet.py"
+    path.write_text(text.stdout)
+    out = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.strip().splitlines()[-1]) == want == 1024.0
+    probed = subprocess.run([*cmd, *common], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert probed.returncode == 0, probed.stderr[-2000:]
+    got = next(ln for ln in probed.stdout.splitlines() if ln.strip().startswith("got"))
+    assert float(got.split()[1]) == want
