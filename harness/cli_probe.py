@@ -22,21 +22,8 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     except CaseError as exc:
         print(exc, file=sys.stderr)
         return EXIT_INVALID
-    point = {}
-    for item in args.at:
-        name, _, value = item.partition("=")
-        try:
-            point[name.strip()] = float(value)
-        except ValueError:
-            print(f"harness trace: --at {item!r}: expected NAME=NUMBER", file=sys.stderr)
-            return EXIT_INVALID
-    unknown = sorted(set(point) - set(case.input_names))
-    if unknown:
-        print(
-            f"harness trace: --at: {case.id} has no input {unknown[0]!r}; inputs: "
-            + ", ".join(case.input_names),
-            file=sys.stderr,
-        )
+    point = _parse_point(case, args.at, "trace", complete=False)
+    if point is None:
         return EXIT_INVALID
     from .gradient_trace import trace_gradients  # TensorFlow starts here
 
@@ -63,7 +50,11 @@ def _scalar(value) -> str:
     return f"{np.asarray(value).reshape(-1)[0]:.9g}"
 
 
-def _parse_point(case, items: Sequence[str], command: str) -> dict[str, float] | None:
+def _parse_point(
+    case, items: Sequence[str], command: str, complete: bool = True
+) -> dict[str, float] | None:
+    """``NAME=VALUE`` items as a point of ``case`` (every input, where ``complete``), or
+    ``None`` after saying what is wrong in one line."""
     point = {}
     for item in items:
         name, _, value = item.partition("=")
@@ -73,7 +64,7 @@ def _parse_point(case, items: Sequence[str], command: str) -> dict[str, float] |
             print(f"harness {command}: --at {item!r}: expected NAME=NUMBER", file=sys.stderr)
             return None
     unknown = sorted(set(point) - set(case.input_names))
-    missing = [n for n in case.input_names if n not in point]
+    missing = [n for n in case.input_names if n not in point] if complete else []
     if unknown or missing:
         what = f"has no input {unknown[0]!r}" if unknown else f"needs {', '.join(missing)}"
         print(
