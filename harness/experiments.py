@@ -176,7 +176,7 @@ def reference_experiment(
     import mpmath
 
     from .floats import FORMATS, is_subnormal, round_mpf
-    from .reference import DECIMAL_DIGITS, _agree_digits
+    from .reference import DECIMAL_DIGITS, agree_digits
 
     exp = get(case.experiment)
     keys = list(exp.reference_keys)
@@ -190,7 +190,7 @@ def reference_experiment(
     for r in rows:
         key = tuple(r[k] for k in keys)
         with mpmath.workdps(check_dps + 10):
-            digits = _agree_digits(r["value"], checked[key])
+            digits = agree_digits(r["value"], checked[key])
         reliable = digits >= verify_digits
         for dtype in dtypes:
             fmt = FORMATS[dtype]

@@ -383,8 +383,8 @@ def optimum_table(errors: pd.DataFrame) -> pd.DataFrame:
 def page(errors: pd.DataFrame, facts: dict) -> str:
     import matplotlib
 
+    from .html import svg
     from .html import table as _table
-    from .report import _svg
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -429,7 +429,7 @@ def page(errors: pd.DataFrame, facts: dict) -> str:
             ax.tick_params(labelsize=6)
             ax.legend(fontsize=6)
     fig.tight_layout()
-    parts.append(f'<figure class="plot">{_svg(fig)}</figure>')
+    parts.append(f'<figure class="plot">{svg(fig)}</figure>')
     plt.close(fig)
     parts.append(
         "<h3>Best step per function, size and dtype</h3>"
@@ -490,7 +490,7 @@ def page(errors: pd.DataFrame, facts: dict) -> str:
         ax.tick_params(labelsize=6)
         ax.legend(fontsize=6)
     fig.tight_layout()
-    parts.append(f'<figure class="plot">{_svg(fig)}</figure>')
+    parts.append(f'<figure class="plot">{svg(fig)}</figure>')
     plt.close(fig)
     if rows:
         parts.append(

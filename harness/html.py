@@ -5,6 +5,8 @@ script, font or image from anywhere else."""
 from __future__ import annotations
 
 import html
+import io
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -12,7 +14,7 @@ import pandas as pd
 
 from .compare import OUTCOMES
 
-__all__ = ["COLOURS", "MEANING", "SEVERITY", "e", "key", "page", "table"]
+__all__ = ["COLOURS", "MEANING", "SEVERITY", "e", "key", "page", "svg", "table"]
 
 #: One colour per outcome, the key on every page.
 COLOURS = {
@@ -111,3 +113,25 @@ def table(frame: pd.DataFrame, numeric: Sequence[str] = ()) -> str:
             cells.append(f"<td{cls}>{e(v)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def svg(fig) -> str:
+    """A matplotlib figure as inline SVG (no metadata, so pages repeat byte for byte);
+    closes the figure."""
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    # No metadata block: it carries a render date (pages would differ run to run) and
+    # RDF namespace addresses that look like links.
+    # Fixed margins (see harness.report._grid), not bbox_inches="tight" or tight_layout: each of those
+    # lays out every log axis's ticks again, most of a page's time.
+    fig.savefig(
+        buf,
+        format="svg",
+        dpi=110,
+        metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+    )
+    plt.close(fig)
+    text = buf.getvalue()
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    return text[text.index("<svg") :]

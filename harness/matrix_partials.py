@@ -257,7 +257,7 @@ def _bits_figure(errors: pd.DataFrame) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .report import _svg
+    from .html import svg
 
     if errors.empty:
         return ""
@@ -285,7 +285,7 @@ def _bits_figure(errors: pd.DataFrame) -> str:
         ax.tick_params(axis="y", labelsize=6)
         ax.legend(fontsize=6, markerscale=2)
     fig.subplots_adjust(left=0.08, right=0.98, bottom=0.38, top=0.9, wspace=0.25)
-    return f'<figure class="plot">{_svg(fig)}</figure>'
+    return f'<figure class="plot">{svg(fig)}</figure>'
 
 
 def page(errors: pd.DataFrame, facts: dict) -> str:

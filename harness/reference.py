@@ -43,6 +43,7 @@ __all__ = [
     "REFERENCE_VERSION",
     "ReferenceSettings",
     "Verified",
+    "agree_digits",
     "estimate_point",
     "evaluator",
     "verify_point",
@@ -71,7 +72,9 @@ class Verified:
     message: str = ""
 
 
-def _agree_digits(a, b) -> float:
+def agree_digits(a, b) -> float:
+    """Decimal digits on which ``a`` and ``b`` agree (inf when equal, 0 when either is
+    not finite)."""
     if a == b:
         return math.inf
     if not (mpmath.isfinite(a) and mpmath.isfinite(b)):
@@ -188,7 +191,7 @@ def verify_point(
             elif isinstance(previous, str) or isinstance(previous[p], str):
                 still.append(p)
             else:
-                digits[p] = _agree_digits(previous[p], b)
+                digits[p] = agree_digits(previous[p], b)
                 if digits[p] >= settings.verify_digits:
                     done[p] = Verified(b, digits[p], higher)
                 else:

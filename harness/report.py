@@ -14,9 +14,7 @@ tables; nothing is computed anew.
 
 from __future__ import annotations
 
-import io
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .compare import OUTCOMES, covers, input_columns
-from .html import COLOURS, e, key, page
+from .html import COLOURS, e, key, page, svg
 from .html import table as html_table
 from .report_findings import (
     findings_list,
@@ -50,26 +48,6 @@ _METHOD_STYLE = {
 
 
 # -- figures ----------------------------------------------------------------------------
-
-
-def _svg(fig) -> str:
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    # No metadata block: it carries a render date (pages would differ run to run) and
-    # RDF namespace addresses that look like links.
-    # Fixed margins (see _grid), not bbox_inches="tight" or tight_layout: each of those
-    # lays out every log axis's ticks again, most of a page's time.
-    fig.savefig(
-        buf,
-        format="svg",
-        dpi=110,
-        metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
-    )
-    plt.close(fig)
-    text = buf.getvalue()
-    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
-    return text[text.index("<svg") :]
 
 
 def _axis_input(errors: pd.DataFrame, inputs: Sequence[str]) -> str:
@@ -197,7 +175,7 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
         va="top",
         fontsize=10,
     )
-    return _svg(fig)
+    return svg(fig)
 
 
 def band_figure(
@@ -265,7 +243,7 @@ def band_figure(
         va="top",
         fontsize=10,
     )
-    return _svg(fig)
+    return svg(fig)
 
 
 def _edges(xs: np.ndarray) -> np.ndarray:
