@@ -122,38 +122,25 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     beside = sorted(
         {*(p for p in case.partials if len(p) <= cap), partial}, key=lambda p: (len(p), p)
     )
+    value = dict(
+        case=case,
+        implementation=args.implementation,
+        point=point,
+        partial=partial,
+        method=args.method,
+        mode=args.mode,
+        dtype=args.dtype,
+        batch=args.batch,
+        index=args.index,
+    )
     if args.snippet:
         from .repro import snippet
 
-        text = snippet(
-            case,
-            args.implementation,
-            point,
-            partial,
-            args.method,
-            args.mode,
-            args.dtype,
-            args.batch,
-            args.index,
-            beside,
-        )
-        sys.stdout.write(text)
+        sys.stdout.write(snippet(**value, partials=beside))
         return 0
     from .probe import probe  # TensorFlow starts here
 
-    got = probe(
-        case,
-        args.implementation,
-        point,
-        partial,
-        args.method,
-        args.mode,
-        args.dtype,
-        settings,
-        args.batch,
-        args.index,
-        beside,
-    )
+    got = probe(**value, settings=settings, beside=beside)
     where = ", ".join(f"{k}={v!r}" for k, v in point.items())
     print(
         f"{case.id} · {args.implementation} · {label or 'f'} · {args.method} · {args.mode} · "
