@@ -74,7 +74,7 @@ def main() -> int:
     parser.add_argument("--setting", default="quick", choices=("quick", "full"))
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-    from harness.cases import load_case
+    from harness.cases.load import load_case
 
     paths = [Path(c) for c in args.cases] or sorted((ROOT / "cases").glob("*.yaml"))
     paths = [p for p in paths if not getattr(load_case(p), "experiment", None)]

@@ -36,11 +36,11 @@ def _timed(argv: list[str], **kw) -> float:
 
 
 def reference_throughput(case_path: str) -> dict:
-    from harness.cases import load_case
+    from harness.cases.load import load_case
+    from harness.cases.points import generate, represent
     from harness.config import load_config, settings_for
-    from harness.points import generate, represent
-    from harness.reference import ReferenceSettings
-    from harness.reference_table import compute_reference
+    from harness.reference.table import compute_reference
+    from harness.reference.verify import ReferenceSettings
 
     case = load_case(case_path)
     s = settings_for(case, load_config())

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.config import load_config  # noqa: E402
-from harness.floats import FORMATS  # noqa: E402
+from harness.numerics.floats import FORMATS  # noqa: E402
 
 FAILURES = ("inaccurate", "wrong", "nan", "inf", "zero", "missing", "error")
 # The autodiff ulp budget per dtype and order (config/study.yaml), which finite
@@ -94,7 +94,7 @@ def main(results: Path) -> None:
     )
     found = results / "findings.parquet"
     if found.exists():
-        from harness.findings_text import statements
+        from harness.judge.findings_text import statements
 
         f = pd.read_parquet(found)
         s = statements(f)

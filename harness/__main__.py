@@ -1,5 +1,5 @@
 """``python -m harness``: the same commands as the ``harness`` console script."""
 
-from .cli import main
+from harness.cli import main
 
 raise SystemExit(main())

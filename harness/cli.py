@@ -11,13 +11,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .cli_probe import EXIT_INVALID, add_probe_commands
+from harness.cli_probe import EXIT_INVALID, add_probe_commands
 
 __all__ = ["EXIT_INVALID", "main"]
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .cases import validate_paths
+    from harness.cases.load import validate_paths
 
     paths = args.cases or sorted(Path("cases").glob("*.yaml"))
     if not paths:
@@ -40,7 +40,8 @@ def _cmd_implementations(args: argparse.Namespace) -> int:
     and experiments (``experiment:``), with what each is."""
     import textwrap
 
-    from . import experiments, registry
+    from harness.experiments import catalogue as experiments
+    from harness.registered import catalogue as registry
 
     sections = [
         ("implementations (implementations.NAME.registered)", registry.names(), registry.get),
@@ -63,7 +64,7 @@ def _cmd_implementations(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from .case_schema import schema_json
+    from harness.cases.published_schema import schema_json
 
     sys.stdout.write(schema_json())
     return 0
@@ -78,7 +79,7 @@ def _csv(kind):
 
 
 def _add_selection(p: argparse.ArgumentParser) -> None:
-    from .case_schema import DTYPES, METHODS, MODES
+    from harness.cases.schema import DTYPES, METHODS, MODES
 
     p.add_argument("case", help="the case file (cases/NAME.yaml)")
     p.add_argument("--config", help="study configuration YAML (default: the built-in defaults)")
@@ -107,7 +108,7 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
 
 
 def _check_selection(args: argparse.Namespace) -> str | None:
-    from .case_schema import DTYPES, MAX_ORDER, METHODS, MODES
+    from harness.cases.schema import DTYPES, MAX_ORDER, METHODS, MODES
 
     for name, allowed in (
         ("dtypes", DTYPES),
@@ -152,9 +153,9 @@ class _Progress:
 
 def _prepare(args: argparse.Namespace):
     """Validate selection, config and case before anything is written; None on failure."""
-    from .cases import CaseError
-    from .config import ConfigError, load_config
-    from .pipeline import Selection, prepare
+    from harness.cases.model import CaseError
+    from harness.config import ConfigError, load_config
+    from harness.pipeline import Selection, prepare
 
     problem = _check_selection(args)
     if problem:
@@ -200,8 +201,8 @@ def _study_json(text: str | None) -> dict | None:
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
-    from .collect import ProvenanceMismatch, collect
-    from .results import write_csv, write_table
+    from harness.judge.collect import ProvenanceMismatch, collect
+    from harness.results import write_csv, write_table
 
     results = Path(args.results)
     files = args.errors or sorted(results.glob("*/errors.parquet"))
@@ -232,7 +233,8 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import render_case, render_index, render_reports
+    from harness.render import render_case, render_reports
+    from harness.report.index import render_index
 
     if args.case:
         errors = Path(args.results) / args.case / "errors.parquet"
@@ -257,7 +259,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
-    from .pipeline import reference_stage
+    from harness.pipeline import reference_stage
 
     prep = _prepare(args)
     if prep is None:
@@ -272,12 +274,12 @@ def _cmd_reference(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from .pipeline import evaluate_stage
+    from harness.pipeline import evaluate_stage
 
     prep = _prepare(args)
     if prep is None:
         return EXIT_INVALID
-    from .tfimport import start
+    from harness.backends.tensorflow.tfimport import start
 
     start(args.threads)  # TensorFlow starts here, quietly, with its threads
     try:
@@ -295,9 +297,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 def _print_summary(prep, errors, results: str | Path, table: bool = False) -> None:
     """The case's findings (unexpected first), a count of its values by outcome, and with
     ``table`` every combination's counts and worst point."""
-    from .collect import case_findings, summarise_case
-    from .findings_text import statements
-    from .summary import format_summary
+    from harness.judge.collect import case_findings, summarise_case
+    from harness.judge.findings_text import statements
+    from harness.judge.summary import format_summary
 
     if table:
         summary = summarise_case(errors, list(prep.case.input_names), domains=False)
@@ -327,7 +329,7 @@ def _print_summary(prep, errors, results: str | Path, table: bool = False) -> No
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from .pipeline import compare_stage
+    from harness.pipeline import compare_stage
 
     prep = _prepare(args)
     if prep is None:
@@ -342,7 +344,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .pipeline import run_stages
+    from harness.pipeline import run_stages
 
     prep = _prepare(args)
     if prep is None:
@@ -430,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .results import ResultsError
+    from harness.results import ResultsError
 
     args = build_parser().parse_args(argv)
     try:

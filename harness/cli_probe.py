@@ -15,7 +15,8 @@ EXIT_INVALID = 2
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
-    from .cases import CaseError, load_case
+    from harness.cases.load import load_case
+    from harness.cases.model import CaseError
 
     try:
         case = load_case(args.case)
@@ -25,7 +26,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     point = _parse_point(case, args.at, "trace", complete=False)
     if point is None:
         return EXIT_INVALID
-    from .gradient_trace import trace_gradients  # TensorFlow starts here
+    from harness.backends.tensorflow.gradient_trace import trace_gradients  # TensorFlow starts here
 
     try:
         trace = trace_gradients(case, args.implementation, point, args.dtype)
@@ -76,9 +77,10 @@ def _parse_point(
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
-    from .case_schema import MAX_ORDER
-    from .cases import CaseError, load_case
-    from .config import ConfigError, load_config, settings_for
+    from harness.cases.load import load_case
+    from harness.cases.model import CaseError
+    from harness.cases.schema import MAX_ORDER
+    from harness.config import ConfigError, load_config, settings_for
 
     try:
         case = load_case(args.case)
@@ -134,11 +136,11 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         index=args.index,
     )
     if args.snippet:
-        from .repro import snippet
+        from harness.backends.tensorflow.repro import snippet
 
         sys.stdout.write(snippet(**value, partials=beside))
         return 0
-    from .probe import probe  # TensorFlow starts here
+    from harness.probe import probe  # TensorFlow starts here
 
     got = probe(**value, settings=settings, beside=beside)
     where = ", ".join(f"{k}={v!r}" for k, v in point.items())
@@ -155,7 +157,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
 
 def add_probe_commands(sub) -> None:
     """Add ``probe`` and ``trace`` to the command line's subparsers."""
-    from .case_schema import DTYPES, METHODS, MODES
+    from harness.cases.schema import DTYPES, METHODS, MODES
 
     p = sub.add_parser(
         "trace",

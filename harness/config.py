@@ -21,9 +21,9 @@ from typing import Any
 
 import jsonschema
 
-from .case_schema import CONFIG_SCHEMA, DTYPES, MAX_ORDER, METHODS, MODES
-from .cases import Case, Narrowing
-from .yaml_lines import YamlProblem, load
+from harness.cases.model import Case, Narrowing
+from harness.cases.schema import CONFIG_SCHEMA, DTYPES, MAX_ORDER, METHODS, MODES
+from harness.cases.yaml_lines import YamlProblem, load
 
 __all__ = ["ConfigError", "StudyConfig", "Settings", "load_config", "settings_for"]
 

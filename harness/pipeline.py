@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import provenance
-from .cases import Case, load_case
-from .config import Settings, StudyConfig, load_config, settings_for
-from .experiments import ExperimentCase
-from .points import generate, represent, segments
-from .results import read_metadata, read_table, write_table
+from harness import provenance
+from harness.cases.experiment_kinds import ExperimentCase
+from harness.cases.load import load_case
+from harness.cases.model import Case
+from harness.cases.points import generate, represent, segments
+from harness.config import Settings, StudyConfig, load_config, settings_for
+from harness.results import read_metadata, read_table, write_table
 
 __all__ = [
     "Selection",
@@ -81,7 +82,7 @@ class Prepared:
 
     @property
     def segments(self) -> dict[str, list[list[float]]]:
-        """The intervals each input was sampled from (:func:`harness.points.segments`)."""
+        """The intervals each input was sampled from (:func:`harness.cases.points.segments`)."""
         return {} if self.is_experiment else segments(self.case)
 
     @property
@@ -106,7 +107,7 @@ class Prepared:
 def prepare(
     case_path: str | Path, config: StudyConfig | None = None, selection: Selection = Selection()
 ) -> Prepared:
-    """Load and validate the case (raises :class:`harness.cases.CaseError`), narrow it,
+    """Load and validate the case (raises :class:`harness.cases.model.CaseError`), narrow it,
     and generate its points as each dtype represents them."""
     case = load_case(case_path)
     config = config or load_config()
@@ -134,13 +135,13 @@ def case_dir(results: str | Path, case: Case) -> Path:
 def reference_stage(
     prep: Prepared, results: str | Path, cache: bool = True, progress: Progress | None = None
 ) -> tuple[pd.DataFrame, dict]:
-    from .reference import ReferenceSettings
-    from .reference_table import compute_reference
+    from harness.reference.table import compute_reference
+    from harness.reference.verify import ReferenceSettings
 
     s = prep.settings
     ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
     if prep.is_experiment:
-        from .experiments import reference_experiment
+        from harness.experiments.stages import reference_experiment
 
         t0 = time.perf_counter()
         table, facts = reference_experiment(
@@ -184,10 +185,10 @@ def evaluate_stage(
     cache: bool = True,
 ) -> tuple[pd.DataFrame, dict]:
     """Evaluate the case in TensorFlow and find the exact edges of every run of one
-    outcome (:mod:`harness.bisection`), which needs the case's reference (read from
+    outcome (:mod:`harness.edges.bisection`), which needs the case's reference (read from
     ``results`` unless given): writes ``evaluations.parquet`` and ``edges.parquet``."""
-    from .evaluate import evaluate_case, probe_flush, tensorflow_facts
-    from .tfimport import start
+    from harness.backends.tensorflow.evaluate import evaluate_case, probe_flush, tensorflow_facts
+    from harness.backends.tensorflow.tfimport import start
 
     start()  # TensorFlow starts here (quietly; a no-op where the command set its threads)
 
@@ -195,7 +196,7 @@ def evaluate_stage(
     where = case_dir(results, prep.case)
     flags = probe_flush(s.dtypes, s.modes)
     if prep.is_experiment:
-        from .experiments import evaluate_experiment
+        from harness.experiments.stages import evaluate_experiment
 
         t0 = time.perf_counter()
         table, timing = evaluate_experiment(
@@ -211,9 +212,9 @@ def evaluate_stage(
         return table, meta
     edges = None
     if bisect:
-        from .edges import EdgeFinder
-        from .reference import ReferenceSettings
-        from .reference_table import ReferenceStore
+        from harness.edges.finder import EdgeFinder
+        from harness.reference.table import ReferenceStore
+        from harness.reference.verify import ReferenceSettings
 
         reference = reference or _read_stage_input(prep, results, "reference")
         ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
@@ -246,7 +247,7 @@ def evaluate_stage(
 
 
 def _empty_edges() -> pd.DataFrame:
-    from .bisection import EDGE_COLUMNS
+    from harness.edges.bisection import EDGE_COLUMNS
 
     return pd.DataFrame(columns=list(EDGE_COLUMNS))
 
@@ -300,7 +301,7 @@ def compare_stage(
     reference: tuple[pd.DataFrame, dict] | None = None,
     evaluations: tuple[pd.DataFrame, dict] | None = None,
 ) -> pd.DataFrame:
-    from .compare import compare
+    from harness.judge.compare import compare
 
     where = case_dir(results, prep.case)
     if reference is None:
@@ -321,7 +322,7 @@ def compare_stage(
         },
     )
     if prep.is_experiment:
-        from .experiments import compare_experiment
+        from harness.experiments.stages import compare_experiment
 
         errors = compare_experiment(
             prep.case, evaluations[0], reference[0], prep.settings.tolerance
@@ -335,14 +336,14 @@ def compare_stage(
         "tensorflow": evaluations[1].get("tensorflow"),
     }
     write_table(errors, where / "errors.parquet", meta)
-    from .collect import write_case_summary
-    from .findings import find
+    from harness.judge.collect import write_case_summary
+    from harness.judge.findings import find
 
     edges_path = where / "edges.parquet"
     edges = read_table(edges_path) if edges_path.exists() else None
     names = list(prep.case.input_names)
     findings = find(errors, edges, names, prep.segments, prep.case)
-    from .collect import file_digest
+    from harness.judge.collect import file_digest
 
     digest = {"errors_sha256": file_digest(where / "errors.parquet")}
     write_table(findings, where / "findings.parquet", {**meta, **digest})

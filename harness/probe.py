@@ -4,7 +4,7 @@ the study evaluates it and judged the way the study judges it.
 The value comes from the harness's own path (the implementation compiled from the case,
 the method's nested pass, the mode's compilation), at one input placed in a batch of a
 given size at a given index (TensorFlow's kernels round a batch's vectorised part and
-its tail differently, see :mod:`harness.repro`); the reference is verified in mpmath at
+its tail differently, see :mod:`harness.backends.tensorflow.repro`); the reference is verified in mpmath at
 that input; the verdict uses the study's tolerance, the finite-difference error model
 and the platform's flush. This module imports TensorFlow.
 """
@@ -52,13 +52,13 @@ def probe(
     KeyError
         An unknown implementation.
     """
-    from .compare import join_reference, judge_frame
-    from .evaluate import TF_DTYPES, EvaluationStats, Runner, probe_flush
-    from .floats import is_subnormal
-    from .reference import ReferenceSettings
-    from .reference_table import ReferenceStore, reference_rows
-    from .tf_backend import build_implementation
-    from .tfimport import start, tf
+    from harness.backends.tensorflow.build import build_implementation
+    from harness.backends.tensorflow.evaluate import TF_DTYPES, EvaluationStats, Runner, probe_flush
+    from harness.backends.tensorflow.tfimport import start, tf
+    from harness.judge.compare import join_reference, judge_frame
+    from harness.numerics.floats import is_subnormal
+    from harness.reference.table import ReferenceStore, reference_rows
+    from harness.reference.verify import ReferenceSettings
 
     start()
     impl = case.implementation(implementation)
@@ -84,7 +84,7 @@ def probe(
     narrowed = dataclasses.replace(case, partials=chain)
     key = tuple(float(point[n]) for n in names)
     store.ensure([key], list(chain))
-    from .floats import FORMATS
+    from harness.numerics.floats import FORMATS
 
     pts = pd.DataFrame({"point": [0], **{n: [key[i]] for i, n in enumerate(names)}})
     pts["subnormal"] = [bool(any(is_subnormal(np.array(key), FORMATS[dtype])))]

@@ -35,18 +35,35 @@ _COMMON = (
     "cli.py",
     "cli_probe.py",
     "pipeline.py",
-    "cases.py",
-    "case_schema.py",
-    "expressions.py",
-    "yaml_lines.py",
-    "registry.py",
-    "experiments.py",
-    "hessian_norm.py",
-    "matrix_partials.py",
+    "cases/__init__.py",
+    "cases/load.py",
+    "cases/model.py",
+    "cases/common.py",
+    "cases/semantics.py",
+    "cases/declarations.py",
+    "cases/experiment_kinds.py",
+    "cases/published_schema.py",
+    "cases/schema.py",
+    "cases/expressions.py",
+    "cases/yaml_lines.py",
+    "registered/__init__.py",
+    "registered/catalogue.py",
+    "registered/register.py",
+    "registered/seeds.py",
+    "experiments/__init__.py",
+    "experiments/base.py",
+    "experiments/catalogue.py",
+    "experiments/stages.py",
+    "experiments/page.py",
+    "experiments/hessian_norm.py",
+    "experiments/hessian_norm_page.py",
+    "experiments/matrix_partials.py",
     "config.py",
-    "points.py",
-    "floats.py",
-    "html.py",
+    "cases/points.py",
+    "numerics/__init__.py",
+    "numerics/floats.py",
+    "report/__init__.py",
+    "report/html.py",
     "results.py",
     "provenance.py",
     "study_defaults.yaml",
@@ -54,52 +71,72 @@ _COMMON = (
 
 # Judging rows and stating findings.
 _JUDGING = (
-    "compare.py",
-    "summary.py",
-    "collect.py",
-    "findings.py",
-    "findings_text.py",
-    "repro.py",
-    "runs.py",
-    "fd_model.py",
-    "stencils.py",
-    "flush.py",
+    "judge/__init__.py",
+    "judge/compare.py",
+    "judge/summary.py",
+    "judge/collect.py",
+    "judge/findings.py",
+    "judge/reproduce.py",
+    "judge/findings_text.py",
+    "backends/__init__.py",
+    "backends/tensorflow/__init__.py",
+    "backends/tensorflow/repro.py",
+    "judge/runs.py",
+    "numerics/fd_model.py",
+    "numerics/stencils.py",
+    "numerics/flush.py",
 )
 
 #: Package files each stage runs, beyond :data:`_COMMON` (a test checks that a stage
 #: imports nothing from the package outside its list).
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "reference": (
-        "reference.py",
-        "reference_table.py",
-        "jets.py",
-        "fd_model.py",
-        "stencils.py",
-        "flush.py",
+        "reference/__init__.py",
+        "reference/verify.py",
+        "reference/kernels.py",
+        "reference/table.py",
+        "reference/jets.py",
+        "numerics/fd_model.py",
+        "numerics/stencils.py",
+        "numerics/flush.py",
     ),
     # Evaluation judges as it goes, to find the exact edges of each outcome (bisection).
     "evaluate": (
-        "evaluate.py",
-        "tfimport.py",
-        "derivatives.py",
-        "tf_backend.py",
-        "builtin_implementations.py",
-        "stencils.py",
-        "bisection.py",
-        "brackets.py",
-        "edges.py",
-        "runs.py",
-        "compare.py",
-        "summary.py",
-        "reference.py",
-        "reference_table.py",
-        "jets.py",
-        "fd_model.py",
-        "flush.py",
+        "backends/__init__.py",
+        "backends/tensorflow/__init__.py",
+        "backends/tensorflow/evaluate.py",
+        "backends/tensorflow/tfimport.py",
+        "backends/tensorflow/derivatives.py",
+        "backends/tensorflow/build.py",
+        "registered/seeds.py",
+        "numerics/stencils.py",
+        "edges/__init__.py",
+        "edges/bisection.py",
+        "edges/brackets.py",
+        "edges/finder.py",
+        "judge/runs.py",
+        "judge/__init__.py",
+        "judge/compare.py",
+        "judge/summary.py",
+        "reference/__init__.py",
+        "reference/verify.py",
+        "reference/table.py",
+        "reference/jets.py",
+        "reference/kernels.py",
+        "numerics/fd_model.py",
+        "numerics/flush.py",
     ),
     "compare": _JUDGING,
     "collect": _JUDGING,
-    "report": ("report.py", "report_findings.py", "report_index.py", *_JUDGING),
+    "report": (
+        "render.py",
+        "report/case_page.py",
+        "report/figures.py",
+        "report/sections.py",
+        "report/findings_list.py",
+        "report/index.py",
+        *_JUDGING,
+    ),
 }
 
 #: Study settings each stage's output depends on.
@@ -144,7 +181,8 @@ _STAGE_KEYS = {
 
 
 def stage_sources(stage: str, root: str | Path = ".") -> list[str]:
-    """Paths (relative to ``root``) of the package files ``stage`` depends on."""
+    """Paths (relative to ``root``) of the package files ``stage`` depends on (a list entry
+    is a path inside the package: ``cases/load.py``)."""
     names = dict.fromkeys((*_COMMON, *STAGE_SOURCES[stage]))
     base = Path(root) / "harness"
     return [str(base / n) for n in names if (_PACKAGE / n).exists()]
@@ -168,8 +206,8 @@ def evaluation_cost(case_path: str | Path, config: dict[str, Any]) -> int:
     two cores the study's wall time is set by when its longest chain starts (the
     logistic case's evaluation, over a minute, used to start last, the study then running
     on one core for its final minute)."""
-    from .config import load_config
-    from .pipeline import prepare
+    from harness.config import load_config
+    from harness.pipeline import prepare
 
     try:
         prep = prepare(case_path, load_config(None, dict(config)))
@@ -207,7 +245,7 @@ def job_priority(config: dict[str, Any], folder: str | Path = "cases"):
 
 def discover_cases(folder: str | Path = "cases") -> tuple[list[str], list[str]]:
     """Case ids in ``folder``: those that validate, and those that do not."""
-    from .cases import validate_paths
+    from harness.cases.load import validate_paths
 
     paths = sorted(Path(folder).glob("*.yaml"))
     valid, problems = validate_paths(paths)
@@ -219,7 +257,7 @@ def check_config(config: dict[str, Any]) -> None:
     """Raise ``ValueError`` naming every problem of the workflow's study settings."""
     import jsonschema
 
-    from .case_schema import CONFIG_SCHEMA
+    from harness.cases.schema import CONFIG_SCHEMA
 
     problems = [
         f"study settings: {'.'.join(map(str, e.path)) or '(top)'}: {e.message}"

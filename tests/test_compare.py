@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from harness.compare import judge
-from harness.floats import to_format
+from harness.judge.compare import judge
+from harness.numerics.floats import to_format
 
 
 def _judge(values, rounded, status=None, reliable=None, dtype="float32", tol=4.0, exact=None):
@@ -89,7 +89,7 @@ def test_spurious_zero_next_to_smallest_subnormal_is_zero_not_ok():
 def test_case_tolerance_overrides_the_table_with_its_reason(tmp_path):
     import textwrap
 
-    from harness.cases import load_case
+    from harness.cases.load import load_case
     from harness.config import load_config, settings_for
 
     path = tmp_path / "tol.yaml"

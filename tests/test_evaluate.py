@@ -11,9 +11,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from harness import registry
 from harness.config import load_config
 from harness.pipeline import Selection, run_case
+from harness.registered import catalogue as registry
+from harness.registered import register
 
 pytestmark = pytest.mark.slow
 
@@ -108,7 +109,7 @@ def test_an_implementation_that_raises_is_isolated(tmp_path):
     name = "test_raises_on_order_two"
     if name not in registry.names():
 
-        @registry.implementation(name, inputs=("x",), description="raises in second order")
+        @register.implementation(name, inputs=("x",), description="raises in second order")
         def _factory(tf, dtype):
             @tf.custom_gradient
             def f(x):
@@ -276,7 +277,7 @@ def test_nested_custom_gradient_expresses_a_second_order_rule(tmp_path):
 
 
 def test_mixed_partials_by_every_method_in_separate_chains(tmp_path):
-    from harness.derivatives import leaves
+    from harness.backends.tensorflow.derivatives import leaves
 
     assert leaves([(), ("b",), ("b", "b"), ("a", "b"), ("a",)]) == [("a", "b"), ("b", "b")]
     path = _case(
@@ -435,8 +436,8 @@ def test_a_constant_implementation_is_broadcast_over_the_batch(tmp_path):
 def test_the_flush_probe_agrees_with_another_operation():
     import tensorflow as tf
 
-    from harness.evaluate import probe_flush
-    from harness.floats import FORMATS
+    from harness.backends.tensorflow.evaluate import probe_flush
+    from harness.numerics.floats import FORMATS
 
     found = probe_flush(["float16", "bfloat16", "float32", "float64"], ["eager", "function"])
     for dtype, modes in found.items():

@@ -11,11 +11,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from harness import hessian_norm, matrix_partials
-from harness.cases import load_case
-from harness.experiments import ExperimentCase, evaluate_experiment
+from harness.cases.experiment_kinds import ExperimentCase
+from harness.cases.load import load_case
+from harness.experiments import hessian_norm, matrix_partials
+from harness.experiments.stages import evaluate_experiment
 from harness.pipeline import run_case
-from harness.report import render_case
+from harness.render import render_case
 from harness.results import read_metadata
 
 from .conftest import CASES

@@ -1,4 +1,4 @@
-"""The expression language: what :func:`harness.expressions.parse` accepts and refuses.
+"""The expression language: what :func:`harness.cases.expressions.parse` accepts and refuses.
 
 The property tests feed the parser arbitrary text and Python-like expressions built
 from dangerous pieces (``__import__``, ``open``, ``eval``, attributes, subscripts,
@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import expressions as ex
-from harness.expressions import (
+from harness.cases import expressions as ex
+from harness.cases.expressions import (
     CONSTANTS,
     FUNCTIONS,
     MAX_LENGTH,
@@ -491,7 +491,7 @@ def test_language_expressions_parse_and_round_trip(text: str):
 
 
 def test_case_functions_parse_with_their_arity_and_inline_to_the_builtin_language():
-    from harness.expressions import inline, parse, unparse
+    from harness.cases.expressions import inline, parse, unparse
 
     sq = parse("u**2", {"u"})
     node = parse("foo(foo(x)) + 1", {"x"}, {"foo": 1})

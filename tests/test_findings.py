@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.bisection import Bisector
-from harness.findings import find
-from harness.findings_text import derivative_name, format_value
-from harness.runs import FLICKER, runs
+from harness.edges.bisection import Bisector
+from harness.judge.findings import find
+from harness.judge.findings_text import derivative_name, format_value
+from harness.judge.runs import FLICKER, runs
 
 
 def test_runs_flicker_mixed_unreliable_and_pieces():
@@ -225,7 +225,7 @@ def test_a_finding_is_expected_only_when_an_expectation_covers_every_failing_row
 
 
 def test_the_interpolated_guide_is_the_same_one_by_one_and_at_once():
-    from harness.brackets import guide_at, guides_at
+    from harness.edges.brackets import guide_at, guides_at
 
     rng = np.random.default_rng(3)
     guides, xs = [], []
@@ -279,7 +279,7 @@ def test_a_grid_finding_names_its_input_ranges_and_tiny_truths_keep_their_digits
 
 
 def test_statements_rank_across_cases_autodiff_before_finite_differences():
-    from harness.findings_text import statements
+    from harness.judge.findings_text import statements
 
     x = np.array([1.0, 10.0, 100.0, 200.0])
     fd = _errors(
@@ -308,7 +308,7 @@ def test_the_worst_point_comes_from_the_ways_most_of_them_share():
 
 
 def test_unexpected_findings_no_expectation_touches_rank_first():
-    from harness.findings_text import rank
+    from harness.judge.findings_text import rank
 
     frame = pd.DataFrame(
         {

@@ -9,7 +9,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from harness.floats import (
+from harness.numerics.floats import (
     FORMATS,
     bits_of_error,
     from_ordinal,

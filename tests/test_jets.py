@@ -5,8 +5,8 @@ from __future__ import annotations
 import mpmath
 import pytest
 
-from harness import expressions as ex
-from harness.jets import cancelled_bits, evaluate, space_for
+from harness.cases import expressions as ex
+from harness.reference.jets import cancelled_bits, evaluate, space_for
 
 ORDERS = [(), ("x",), ("x", "x"), ("x",) * 3, ("x",) * 4]
 

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from harness import registry
 from harness.pipeline import run_case
+from harness.registered import catalogue as registry
 
 from .conftest import CASES
 

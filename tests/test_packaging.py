@@ -54,7 +54,7 @@ def test_readme_quick_start_is_what_ci_runs():
 
 
 def test_readme_tutorial_case_validates(tmp_path):
-    from harness.cases import load_case
+    from harness.cases.load import load_case
 
     readme = (ROOT / "README.md").read_text()
     start = readme.index("Write `cases/swish.yaml`:")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.cases import load_case
-from harness.points import generate, represent, segment_index, segments
+from harness.cases.load import load_case
+from harness.cases.points import generate, represent, segment_index, segments
 
 from .conftest import CASES
 

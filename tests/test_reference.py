@@ -9,12 +9,12 @@ import sys
 import mpmath
 import numpy as np
 
-from harness import expressions as ex
-from harness.cases import load_case
-from harness.points import generate, represent
-from harness.reference import ReferenceSettings, verify_point
-from harness.reference import evaluator as _evaluator
-from harness.reference_table import compute_reference
+from harness.cases import expressions as ex
+from harness.cases.load import load_case
+from harness.cases.points import generate, represent
+from harness.reference.table import compute_reference
+from harness.reference.verify import ReferenceSettings, verify_point
+from harness.reference.verify import evaluator as _evaluator
 
 from .conftest import CASES
 
@@ -74,8 +74,8 @@ def test_reference_table_rounds_directly_and_caches(tmp_path):
 
 def test_reference_never_imports_tensorflow():
     code = (
-        "import sys; from harness.cases import load_case; from harness.points import generate, represent;"
-        "from harness.reference import ReferenceSettings; from harness.reference_table import compute_reference;"
+        "import sys; from harness.cases.load import load_case; from harness.cases.points import generate, represent;"
+        "from harness.reference.verify import ReferenceSettings; from harness.reference.table import compute_reference;"
         f"c = load_case({str(CASES / 'softplus.yaml')!r}); p = generate(c, 5);"
         "compute_reference(c, {'float32': represent(p, c.input_names, 'float32')}, ReferenceSettings());"
         "print('tensorflow' in sys.modules)"

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.collect import ProvenanceMismatch, collect, stable_domain
+from harness.judge.collect import ProvenanceMismatch, collect, stable_domain
 from harness.pipeline import Selection, run_case
-from harness.report import render_reports
+from harness.render import render_reports
 from harness.results import read_table, write_table
 
 from .conftest import CASES
@@ -237,7 +237,7 @@ def test_index_states_the_seed_facts_as_findings_in_chromium(study):
 
 
 def _bits_frame(inputs: dict[str, list[float]]) -> pd.DataFrame:
-    from harness.compare import ERROR_COLUMNS
+    from harness.judge.compare import ERROR_COLUMNS
 
     n = len(next(iter(inputs.values())))
     frame = pd.DataFrame({c: [""] * n for c in ERROR_COLUMNS})
@@ -251,7 +251,7 @@ def _bits_frame(inputs: dict[str, list[float]]) -> pd.DataFrame:
 
 
 def test_bits_figure_splits_grid_lines_but_not_tied_inputs():
-    from harness.report import bits_figure
+    from harness.report.figures import bits_figure
 
     t = [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]
     grid = bits_figure(_bits_frame({"t": t, "r": [0.1] * 3 + [1.0] * 3}), "t", "t")
@@ -261,8 +261,8 @@ def test_bits_figure_splits_grid_lines_but_not_tied_inputs():
 
 
 def test_results_from_another_version_of_the_case_are_marked_stale(study, tmp_path):
-    from harness.report import render_case
-    from harness.report_index import render_index
+    from harness.render import render_case
+    from harness.report.index import render_index
 
     where, _, _ = study
     cases = tmp_path / "cases"

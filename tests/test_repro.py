@@ -88,11 +88,11 @@ def test_a_compiled_snippet_computes_every_partial_of_the_run_as_the_harness_doe
     # (logistic's exponential form: 1.05e-4 alone, 4.28e-4 in the run; truth -2.2e-7).
     import numpy as np
 
-    from harness.cases import load_case
-    from harness.evaluate import EvaluationStats, Runner
-    from harness.repro import snippet
-    from harness.tf_backend import build_implementation
-    from harness.tfimport import start, tf
+    from harness.backends.tensorflow.build import build_implementation
+    from harness.backends.tensorflow.evaluate import EvaluationStats, Runner
+    from harness.backends.tensorflow.repro import snippet
+    from harness.backends.tensorflow.tfimport import start, tf
+    from harness.cases.load import load_case
 
     case = load_case(CASES / "logistic.yaml")
     point = {"t": 2453.751220703125, "r": 0.009999999776482582, "y0": 0.5}
@@ -131,7 +131,7 @@ def test_a_compiled_snippet_computes_every_partial_of_the_run_as_the_harness_doe
 def test_a_registered_implementation_is_written_out_with_what_it_uses():
     import ast
 
-    from harness.registry import source as registered_source
+    from harness.registered.catalogue import source as registered_source
 
     source, factory = registered_source("logistic_rk4")
     tree = ast.parse(source)  # standalone code: it parses

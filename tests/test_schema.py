@@ -9,9 +9,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from harness.case_schema import CASE_SCHEMA, DTYPES, METHODS, MODES, OUTCOMES, schema_json
-from harness.expressions import FUNCTIONS
-from harness.yaml_lines import load
+from harness.cases.expressions import FUNCTIONS
+from harness.cases.published_schema import schema_json
+from harness.cases.schema import CASE_SCHEMA, DTYPES, METHODS, MODES, OUTCOMES
+from harness.cases.yaml_lines import load
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = REPO / "cases" / "case.schema.json"

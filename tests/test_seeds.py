@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.floats import FORMATS
+from harness.numerics.floats import FORMATS
 from harness.pipeline import Selection, run_case
 
 from .conftest import CASES
@@ -225,7 +225,7 @@ def composition(tmp_path_factory):
 
 
 def test_foo_gradients_receive_upstream_1_32_256():
-    from harness.gradient_trace import trace_gradients
+    from harness.backends.tensorflow.gradient_trace import trace_gradients
 
     trace = trace_gradients(CASES / "composition.yaml", "custom", {"x": 2.0})
     assert [c.function for c in trace.calls] == ["foo", "foo", "foo"]
@@ -354,8 +354,8 @@ def test_decorated_grad_fn_is_right_eagerly_and_missing_in_tf_function(nested):
 def test_decorated_grad_fn_never_calls_its_second_order_rule():
     import tensorflow as tf
 
-    from harness.cases import load_case
-    from harness.tf_backend import build_implementation, record_gradients
+    from harness.backends.tensorflow.build import build_implementation, record_gradients
+    from harness.cases.load import load_case
 
     case = load_case(CASES / "nested_softplus.yaml")
     impls = {i.name: i for i in case.implementations}

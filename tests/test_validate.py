@@ -28,9 +28,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import cli
-from harness.case_schema import CASE_SCHEMA
-from harness.cases import validate_paths
-from harness.yaml_lines import load as yaml_load
+from harness.cases.load import validate_paths
+from harness.cases.schema import CASE_SCHEMA
+from harness.cases.yaml_lines import load as yaml_load
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "malformed"

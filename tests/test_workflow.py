@@ -165,11 +165,11 @@ def test_editing_tensorflow_code_reruns_evaluations_not_references(study):
     def append(text: str) -> str:
         return text + "\n# edited\n"
 
-    with _edited(where / "harness" / "derivatives.py", append):
+    with _edited(where / "harness" / "backends" / "tensorflow" / "derivatives.py", append):
         plan = _planned(where)
         assert plan["evaluate_case"] == 2 and plan["compare_case"] == 2
         assert "compute_reference" not in plan
-    with _edited(where / "harness" / "jets.py", append):
+    with _edited(where / "harness" / "reference" / "jets.py", append):
         assert _planned(where)["compute_reference"] == 2
     assert "Nothing to be done" in _snakemake(where, "-n").stdout
 
@@ -267,8 +267,9 @@ def test_each_stage_imports_only_its_declared_sources(tmp_path):
     sel = ["--dtypes", "float64", "--methods", "reverse", "--modes", "eager", "--points", "3"]
     code = (
         "import sys, json; from harness.cli import main; rc = main(sys.argv[1:]); "
-        "mods = sorted(m.split('.', 1)[1] + '.py' for m in sys.modules "
-        "if m.startswith('harness.')); print('MODULES=' + json.dumps(mods))"
+        "import pathlib, harness; top = pathlib.Path(harness.__file__).parent; "
+        "mods = sorted(str(pathlib.Path(sys.modules[m].__file__).relative_to(top)) "
+        "for m in sys.modules if m.startswith('harness.')); print('MODULES=' + json.dumps(mods))"
     )
     for stage, args in (
         ("reference", ["reference", "softplus.yaml", *sel]),
@@ -286,7 +287,7 @@ def test_each_stage_imports_only_its_declared_sources(tmp_path):
         assert out.returncode == 0, out.stderr
         line = next(x for x in out.stdout.splitlines() if x.startswith("MODULES="))
         used = set(__import__("json").loads(line.removeprefix("MODULES=")))
-        declared = {Path(p).name for p in stage_sources(stage)}
+        declared = {str(Path(p).relative_to("harness")) for p in stage_sources(stage)}
         assert used <= declared, (stage, used - declared)
 
 

@@ -1,0 +1,1 @@
+"""The frameworks whose derivatives are judged, one subpackage each."""

@@ -1,0 +1,423 @@
+"""JSON Schemas of case files and of the study configuration.
+
+The schemas check structure (keys, types, enumerations, bounds); what a schema cannot
+say (expressions parse, names are declared, ranges are not inverted, implementations
+are registered) is checked in :mod:`harness.cases.load`. The case schema is published as
+``cases/case.schema.json`` (``harness schema > cases/case.schema.json``) so editors can
+complete case files; a test keeps the published copy current.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CASE_SCHEMA",
+    "CONFIG_SCHEMA",
+    "EXPERIMENT_CASE_SCHEMA",
+    "DTYPES",
+    "METHODS",
+    "MODES",
+    "OUTCOMES",
+]
+
+DTYPES = ("float16", "bfloat16", "float32", "float64")
+NESTED_PATTERNS = ("nested_function", "decorated_grad_fn")
+METHODS = ("reverse", "forward", "forward_over_reverse", "finite_difference")
+MODES = ("eager", "function", "xla")
+OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
+MAX_ORDER = 4
+
+_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
+_NUMBER = {"type": "number"}
+_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+_COUNT = {"type": "integer", "minimum": 1, "maximum": 100000}
+_SIGNS = {"enum": ["positive", "negative", "both"], "default": "positive"}
+_TEXT = {"type": "string", "minLength": 1}
+_INCLUDE = {
+    "type": "array",
+    "items": _NUMBER,
+    "minItems": 1,
+    "description": "Extra values added to the generated ones (the published points of a "
+    "seed, such as x = 100), kept sorted and without duplicates.",
+}
+
+
+def _obj(properties: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict:
+    out: dict[str, Any] = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": properties,
+    }
+    if required:
+        out["required"] = required
+    out.update(extra)
+    return out
+
+
+def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [item, {"type": "array", "items": item, "minItems": 1}]}
+
+
+_PARTIAL = {
+    "description": "A partial derivative: input names in differentiation order, as a string "
+    "when every input name is one letter ('ab' = d/db of d/da) or as a list of names.",
+    "anyOf": [
+        {"type": "string", "minLength": 1},
+        {"type": "array", "items": {"type": "string", "pattern": _NAME}, "minItems": 1},
+    ],
+}
+
+_INPUT = _obj(
+    {
+        "log": _obj(
+            {
+                "from": _POSITIVE,
+                "to": _POSITIVE,
+                "count": _COUNT,
+                "signs": _SIGNS,
+                "include": _INCLUDE,
+            },
+            ["from", "to", "count"],
+            description="Magnitudes log-spaced from `from` to `to` (both > 0); `signs: both` "
+            "mirrors them to negative values.",
+        ),
+        "linear": _obj(
+            {
+                "from": _NUMBER,
+                "to": _NUMBER,
+                "count": {**_COUNT, "minimum": 2},
+                "include": _INCLUDE,
+            },
+            ["from", "to", "count"],
+            description="Evenly spaced values from `from` to `to` inclusive.",
+        ),
+        "values": {"type": "array", "items": _NUMBER, "minItems": 1, "maxItems": 100000},
+        "random": _obj(
+            {
+                "from": _POSITIVE,
+                "to": _POSITIVE,
+                "count": _COUNT,
+                "seed": {"type": "integer", "minimum": 0},
+                "signs": _SIGNS,
+                "include": _INCLUDE,
+            },
+            ["from", "to", "count", "seed"],
+            description="Seeded log-uniform random magnitudes in [from, to].",
+        ),
+        "tie": {
+            "type": "string",
+            "pattern": _NAME,
+            "description": "Take the value of another input at every point (a = b = t).",
+        },
+    },
+    minProperties=1,
+    maxProperties=1,
+    description="How the input's values are generated: exactly one of log, linear, values, "
+    "random, tie. Untied inputs combine as a grid (cartesian product) in declaration order.",
+)
+
+_RULE_REF = {"$ref": "#/$defs/rule"}
+_GRADIENT = {
+    "type": "object",
+    "propertyNames": {"pattern": _NAME},
+    "additionalProperties": _RULE_REF,
+    "minProperties": 1,
+    "description": "Custom gradient: for each input, its vector-Jacobian product as an "
+    "expression of the inputs and the upstream gradient `dy`.",
+}
+_RULE = {
+    "description": "Either an expression of the inputs and `dy`, or a nested custom function "
+    "{expression, gradient}: the product is then dy * F(inputs), where F has the value "
+    "`expression` and its own custom gradient (the nested second-order pattern).",
+    "anyOf": [
+        _TEXT,
+        _obj(
+            {
+                "expression": _TEXT,
+                "gradient": _GRADIENT,
+                "pattern": {
+                    "enum": list(NESTED_PATTERNS),
+                    "description": "How the nested rule is written in TensorFlow: "
+                    "`nested_function` (default), the documented `first_order_custom(x)` "
+                    "whose own gradient is the second-order rule; `decorated_grad_fn`, "
+                    "TensorFlow issue #34503: the gradient function itself decorated with "
+                    "tf.custom_gradient as a function of dy, x captured from the enclosing "
+                    "scope (the rule for x has no input to attach to).",
+                },
+            },
+            ["expression", "gradient"],
+        ),
+    ],
+}
+
+_FUNCTION = _obj(
+    {
+        "args": {
+            "type": "array",
+            "items": {"type": "string", "pattern": _NAME},
+            "minItems": 1,
+            "uniqueItems": True,
+            "description": "Its parameters (names local to the function).",
+        },
+        "expression": {**_TEXT, "description": "Its value, in its parameters."},
+        "gradient": {
+            **_GRADIENT,
+            "description": "Optional custom gradient: for each parameter, its vector-Jacobian "
+            "product in the parameters and `dy` (nestable as in implementations).",
+        },
+        "description": _TEXT,
+    },
+    ["args", "expression"],
+    description="A function the case's expressions may call, e.g. foo(foo(foo(x))).",
+)
+
+_IMPLEMENTATION = _obj(
+    {
+        "expression": {**_TEXT, "description": "The function as this implementation writes it."},
+        "gradient": _GRADIENT,
+        "registered": {
+            **_TEXT,
+            "description": "The name of a Python implementation registered in the harness "
+            "package (`harness implementations` lists them).",
+        },
+        "description": _TEXT,
+    },
+    description="Exactly one of `expression` (optionally with `gradient`) or `registered`.",
+)
+
+_MAX_ORDER_FIELD = {
+    "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": MAX_ORDER},
+        {
+            "type": "object",
+            "propertyNames": {"enum": list(METHODS)},
+            "additionalProperties": {"type": "integer", "minimum": 0, "maximum": MAX_ORDER},
+            "minProperties": 1,
+        },
+    ],
+    "description": "Highest order computed: one number for every method, or per method "
+    "(methods not named keep every order).",
+}
+
+
+def _list_of(values: tuple[str, ...]) -> dict[str, Any]:
+    """A non-empty list of distinct names from ``values`` (dtypes, methods or modes)."""
+    return {"type": "array", "items": {"enum": list(values)}, "minItems": 1, "uniqueItems": True}
+
+
+def _narrowing(description: str) -> dict[str, Any]:
+    """What the ``quick`` setting narrows (each list is intersected with the wider one)."""
+    return _obj(
+        {
+            "dtypes": _list_of(DTYPES),
+            "methods": _list_of(METHODS),
+            "modes": _list_of(MODES),
+            "max_points": {"type": "integer", "minimum": 1},
+            "max_order": _MAX_ORDER_FIELD,
+        },
+        minProperties=1,
+        description=description,
+    )
+
+
+_QUICK = _narrowing(
+    "What the `quick` setting (the default study) runs of this case: narrows the study's "
+    "quick lists further; the `full` setting ignores it."
+)
+
+_SELECTOR_ENUM = lambda values: _one_or_many({"enum": list(values)})  # noqa: E731
+
+CASE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "harness/case.schema.json",
+    "title": "Differential-testing case",
+    "description": "One case of the higher-order derivative study; file stem = case id.",
+    **_obj(
+        {
+            "title": _TEXT,
+            "source": {**_TEXT, "description": "Where the case comes from (citation)."},
+            "notes": {"type": "string"},
+            "inputs": {
+                "type": "object",
+                "propertyNames": {"pattern": _NAME},
+                "additionalProperties": _INPUT,
+                "minProperties": 1,
+                "maxProperties": 8,
+            },
+            "function": {**_TEXT, "description": "The mathematical function of the inputs."},
+            "derivatives": _obj(
+                {
+                    "wrt": {"type": "string", "pattern": _NAME},
+                    "orders": {
+                        "type": "array",
+                        "items": {"type": "integer", "minimum": 1, "maximum": MAX_ORDER},
+                        "minItems": 1,
+                        "uniqueItems": True,
+                    },
+                    "partials": {"type": "array", "items": _PARTIAL, "minItems": 1},
+                },
+                minProperties=1,
+                description="Orders 1-4 of one input (wrt + orders) and/or named partials. "
+                "Order 0, the value, is always evaluated too.",
+            ),
+            "implementations": {
+                "type": "object",
+                "propertyNames": {"pattern": _NAME},
+                "additionalProperties": _IMPLEMENTATION,
+                "minProperties": 1,
+            },
+            "reference": _obj(
+                {
+                    "expression": {
+                        **_TEXT,
+                        "description": "Another form of the function for mpmath (default: "
+                        "`function`).",
+                    },
+                    "derivatives": {
+                        "type": "object",
+                        "additionalProperties": _TEXT,
+                        "minProperties": 1,
+                        "description": "Closed forms for derivatives, keyed by partial label.",
+                    },
+                    "registered": _TEXT,
+                    "precision": {"type": "integer", "minimum": 20, "maximum": 2000},
+                },
+                minProperties=1,
+            ),
+            "dtypes": _list_of(DTYPES),
+            "methods": _list_of(METHODS),
+            "modes": _list_of(MODES),
+            "quick": _QUICK,
+            "functions": {
+                "type": "object",
+                "propertyNames": {"pattern": _NAME},
+                "additionalProperties": _FUNCTION,
+                "minProperties": 1,
+                "description": "Functions of the case, callable in `function`, implementations "
+                "and the reference; with a `gradient`, each is a tf.custom_gradient function.",
+            },
+            "expectations": {
+                "type": "array",
+                "items": _obj(
+                    {
+                        "implementation": _one_or_many({"type": "string", "pattern": _NAME}),
+                        "method": _SELECTOR_ENUM(METHODS),
+                        "mode": _SELECTOR_ENUM(MODES),
+                        "dtype": _SELECTOR_ENUM(DTYPES),
+                        "order": _one_or_many(
+                            {"type": "integer", "minimum": 0, "maximum": MAX_ORDER}
+                        ),
+                        "partial": _PARTIAL,
+                        "where": {
+                            "type": "object",
+                            "additionalProperties": {
+                                "type": "array",
+                                "items": _NUMBER,
+                                "minItems": 2,
+                                "maxItems": 2,
+                            },
+                            "description": "Input ranges [low, high] (inclusive) the "
+                            "expectation covers.",
+                        },
+                        "outcome": {"enum": list(OUTCOMES)},
+                        "reason": _TEXT,
+                    },
+                    ["implementation", "outcome", "reason"],
+                ),
+            },
+            "tolerances": {
+                "type": "array",
+                "items": _obj(
+                    {
+                        "dtype": _SELECTOR_ENUM(DTYPES),
+                        "order": _one_or_many(
+                            {"type": "integer", "minimum": 0, "maximum": MAX_ORDER}
+                        ),
+                        "ulps": {"type": "number", "minimum": 0},
+                        "reason": _TEXT,
+                    },
+                    ["ulps", "reason"],
+                ),
+            },
+        },
+        ["title", "source", "inputs", "function", "derivatives", "implementations"],
+    ),
+    "$defs": {"rule": _RULE},
+}
+
+#: An experiment case (``experiment: NAME``): the question is answered by an experiment
+#: registered in the package (:mod:`harness.cases.experiment_kinds`); ``parameters`` is data for it,
+#: checked against that experiment's own schema (filled in by
+#: :func:`harness.cases.experiment_kinds.case_schema`).
+EXPERIMENT_CASE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Differential-testing experiment case",
+    **_obj(
+        {
+            "title": _TEXT,
+            "source": CASE_SCHEMA["properties"]["source"],
+            "notes": {"type": "string"},
+            "experiment": {
+                **_TEXT,
+                "description": "The name of an experiment registered in the harness package.",
+            },
+            "parameters": {"type": "object", "description": "The experiment's parameters."},
+            "quick_parameters": {
+                "type": "object",
+                "description": "Parameters that replace those of `parameters` in the `quick` "
+                "setting (the default study); `full` ignores them.",
+            },
+            "dtypes": _list_of(DTYPES),
+            "modes": _list_of(MODES),
+            "quick": _QUICK,
+            "expectations": CASE_SCHEMA["properties"]["expectations"],
+        },
+        ["title", "source", "experiment", "parameters"],
+    ),
+}
+
+_TOLERANCE_ROW = {
+    "type": "array",
+    "items": {"type": "number", "minimum": 0},
+    "minItems": MAX_ORDER + 1,
+    "maxItems": MAX_ORDER + 1,
+}
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Study configuration",
+    **_obj(
+        {
+            "precision": {"type": "integer", "minimum": 20, "maximum": 2000},
+            "verify_digits": {"type": "integer", "minimum": 5, "maximum": 1000},
+            "max_precision": {"type": "integer", "minimum": 40, "maximum": 20000},
+            "seed": {"type": "integer", "minimum": 0},
+            "dtypes": CASE_SCHEMA["properties"]["dtypes"],
+            "methods": CASE_SCHEMA["properties"]["methods"],
+            "modes": CASE_SCHEMA["properties"]["modes"],
+            "max_points": {"type": ["integer", "null"], "minimum": 1},
+            "setting": {
+                "enum": ["quick", "full"],
+                "description": "`full` runs the lists above; `quick` narrows them by the "
+                "`quick` block here and each case's own `quick` block.",
+            },
+            "quick": _narrowing("What the `quick` setting keeps of the lists above."),
+            "tolerances": _obj(
+                {d: _TOLERANCE_ROW for d in DTYPES},
+                list(DTYPES),
+                description="Max ulps accepted as `ok`, per dtype, indexed by order 0..4.",
+            ),
+        },
+        [
+            "precision",
+            "verify_digits",
+            "max_precision",
+            "seed",
+            "dtypes",
+            "methods",
+            "modes",
+            "tolerances",
+        ],
+    ),
+}

@@ -1,0 +1,270 @@
+"""The collect stage: one summary row per (case, implementation, method, mode, dtype,
+derivative), derived only from the per-case errors tables.
+
+Stable domain. The input ranges where every point is ``ok``:
+
+- one swept input (ties such as ``a = b = t`` count as one): the maximal runs of
+  consecutive points, in input order, that are all ``ok``, written as closed intervals
+  ``[lo, hi]`` of the input's values; a run is broken by any point that is not ``ok``
+  (a ``ref_unreliable`` point neither breaks nor extends a run: it is not judged);
+- several swept inputs (a 2-D grid): the same runs along each input of the values at
+  which *every* grid point is ``ok`` (the projection of the all-ok set), reported per
+  input; a value at which any point fails is outside. This is conservative: it never
+  claims a region where some point failed.
+
+The domain is kept both as text (``x: [1e-19, 2e19]; [3, 4]``) and as JSON
+(``{"x": [[lo, hi], ...]}``). A run of one point is an interval ``[v, v]``.
+
+Provenance. Tables made by different versions of the harness's packages, Python or
+platform, or with a different git commit, cannot be merged: collect refuses with a
+message naming the files and the key that differs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from harness import provenance
+from harness.cases.points import segment_index
+from harness.judge.compare import OUTCOMES, input_columns
+from harness.judge.findings import edge_lookup, stable_intervals
+from harness.judge.summary import KEYS, NOT_FAILURES, ranked_failures, worst_point
+from harness.results import read_metadata, read_table
+
+__all__ = [
+    "ProvenanceMismatch",
+    "case_findings",
+    "case_summary",
+    "collect",
+    "stable_domain",
+    "write_case_summary",
+]
+
+#: Provenance keys that must agree across every merged table.
+MUST_AGREE = ("packages", "python", "platform", "git")
+
+
+class ProvenanceMismatch(ValueError):
+    """Per-case tables that cannot be merged; the message says which and why."""
+
+
+def _runs(values: np.ndarray, ok: np.ndarray, piece: np.ndarray) -> list[list[float]]:
+    """Closed intervals of consecutive all-ok values (``values`` sorted ascending); a run
+    ends at a value that is not ok and where the sampled interval (``piece``) changes."""
+    out: list[list[float]] = []
+    start = end = None
+    last_piece = None
+    for v, good, k in zip(values, ok, piece):
+        if start is not None and (not good or k != last_piece):
+            out.append([float(start), float(end)])
+            start = end = None
+        if good:
+            if start is None:
+                start = v
+            end = v
+        last_piece = k
+    if start is not None:
+        out.append([float(start), float(end)])
+    return out
+
+
+def stable_domain(
+    group: pd.DataFrame, free_inputs: Sequence[str], segments: dict | None = None
+) -> dict[str, list]:
+    """``{input: [[lo, hi], ...]}`` where every point is ``ok``: what was evaluated, so a
+    run ends at a point that is not ok, at an unreliable reference (not judged, so not
+    known to be ok), and at a gap between the intervals the input was sampled from
+    (``segments``, :func:`harness.cases.points.segments`). A ``flushed`` point (a platform
+    effect, reported apart) neither ends nor extends a run."""
+    rows = group[group["outcome"] != "flushed"]
+    bad = rows["outcome"] != "ok"
+    out = {}
+    for name in free_inputs:
+        per_value = bad.groupby(rows[name].to_numpy(), sort=True).any()
+        values = per_value.index.to_numpy(np.float64)
+        pieces = (segments or {}).get(name)
+        piece = segment_index(values, pieces) if pieces else np.zeros(len(values), int)
+        out[name] = _runs(values, ~per_value.to_numpy(), piece)
+    return out
+
+
+def domain_text(domain: dict[str, list]) -> str:
+    parts = []
+    for name, runs in domain.items():
+        text = "; ".join(f"[{lo:.3g}, {hi:.3g}]" for lo, hi in runs) or "none"
+        parts.append(f"{name}: {text}")
+    return " | ".join(parts)
+
+
+def _free_inputs(errors: pd.DataFrame, inputs: Sequence[str]) -> list[str]:
+    """Inputs that vary independently: drop an input identical to an earlier one (a tie)
+    and inputs with a single value."""
+    free: list[str] = []
+    for name in inputs:
+        col = errors[name].to_numpy()
+        if any(np.array_equal(col, errors[f].to_numpy(), equal_nan=True) for f in free):
+            continue
+        if errors[name].nunique() > 1:
+            free.append(name)
+    return free or list(inputs[:1])
+
+
+def summarise_case(
+    errors: pd.DataFrame,
+    inputs: Sequence[str],
+    domains: bool = True,
+    segments: dict | None = None,
+    edges: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Summary rows of one case's errors table (``domains=False``: skip the stable
+    domains, the slow part, for a terminal summary; ``segments``: the intervals each
+    input was sampled from, which a stable domain never bridges)."""
+    free = _free_inputs(errors, inputs)
+    lookup = edge_lookup(edges)
+    rows = []
+    for key, group in errors.groupby(KEYS, sort=True, observed=True):
+        counts = group["outcome"].value_counts()
+        judged = group[group["outcome"] != "ref_unreliable"]
+        bits = judged["bits"]
+        bad = ranked_failures(group)
+        worst = {}
+        if not bad.empty:
+            w = bad.iloc[0]
+            worst = {
+                "worst_inputs": json.dumps({n: float(w[n]) for n in inputs}),
+                "worst_got": float(w["value"]),
+                "worst_wanted": w["reference"],
+                "worst_outcome": str(w["outcome"]),
+            }
+        if domains and len(free) == 1:
+            # One swept input: the ok runs, with the exact edges the bisection found.
+            pieces = (segments or {}).get(free[0])
+            domain = {free[0]: stable_intervals(group, free[0], pieces, lookup)}
+        else:
+            domain = stable_domain(group, free, segments) if domains else {}
+        rows.append(
+            {
+                "case": group["case"].iloc[0],
+                **dict(zip(KEYS, key)),
+                "derivative": key[-1] or "f",
+                "points": len(group),
+                **{o: int(counts.get(o, 0)) for o in OUTCOMES},
+                # Failures no declared expectation covers: the findings to read first.
+                "unexpected_failures": int(
+                    ((~group["outcome"].isin(NOT_FAILURES)) & (group["expected"] == "")).sum()
+                ),
+                "expected_held": int((group["expected"] == "held").sum()),
+                "expected_broken": int((group["expected"] == "broken").sum()),
+                "median_bits": float(bits.median()) if bits.notna().any() else np.nan,
+                "max_bits": float(bits.max()) if bits.notna().any() else np.nan,
+                "worst_inputs": worst.get("worst_inputs", ""),
+                "worst_got": worst.get("worst_got", np.nan),
+                "worst_wanted": worst.get("worst_wanted", ""),
+                "worst_outcome": worst.get("worst_outcome", ""),
+                "worst": worst_point(group, list(inputs)),
+                "stable_domain": domain_text(domain) if domains else "",
+                "stable_domain_json": json.dumps(domain) if domains else "",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def file_digest(path: str | Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write_case_summary(
+    errors: pd.DataFrame, errors_path: str | Path, inputs, meta: dict, edges=None
+) -> Path:
+    """``summary.parquet`` beside a case's errors table (the compare stage writes it, so
+    collect and the case's page read it instead of summarising again), tagged with the
+    errors file's digest so a stale one is never used."""
+    from harness.results import write_table
+
+    out = Path(errors_path).with_name("summary.parquet")
+    summary = summarise_case(errors, list(inputs), segments=meta.get("segments"), edges=edges)
+    write_table(summary, out, {**meta, "errors_sha256": file_digest(errors_path)})
+    return out
+
+
+def case_summary(errors_path: str | Path, inputs: Sequence[str] | None = None) -> pd.DataFrame:
+    """The summary of one case: the one the compare stage wrote beside ``errors_path`` when
+    it matches that file byte for byte, else computed from the errors table."""
+    beside = Path(errors_path).with_name("summary.parquet")
+    if beside.exists():
+        if read_metadata(beside).get("errors_sha256") == file_digest(errors_path):
+            return read_table(beside)
+    errors = read_table(errors_path)
+    segments = read_metadata(errors_path).get("segments")
+    names = list(inputs) if inputs else input_columns(errors)
+    edges_path = Path(errors_path).with_name("edges.parquet")
+    edges = read_table(edges_path) if edges_path.exists() else None
+    return summarise_case(errors, names, segments=segments, edges=edges)
+
+
+def _check_agreement(metas: dict[str, dict]) -> dict:
+    first_path, first = next(iter(metas.items()))
+    for path, meta in metas.items():
+        for key in MUST_AGREE:
+            a, b = (
+                json.dumps(first.get(key), sort_keys=True),
+                json.dumps(meta.get(key), sort_keys=True),
+            )
+            if a != b:
+                raise ProvenanceMismatch(
+                    f"cannot merge {path} with {first_path}: their provenance differs in "
+                    f"{key!r} ({meta.get(key)!r} vs {first.get(key)!r}); rerun the older "
+                    f"case so every table comes from the same software"
+                )
+    return {k: first.get(k) for k in MUST_AGREE}
+
+
+def case_findings(errors_path: str | Path, inputs: Sequence[str] | None = None) -> pd.DataFrame:
+    """The findings of one case: those the compare stage wrote beside ``errors_path``
+    (``findings.parquet``) when they match that file byte for byte, else found anew from
+    the errors and edges tables."""
+    beside = Path(errors_path).with_name("findings.parquet")
+    if beside.exists():
+        if read_metadata(beside).get("errors_sha256") == file_digest(errors_path):
+            return read_table(beside)
+    from harness.judge.findings import find
+
+    errors = read_table(errors_path)
+    edges_path = Path(errors_path).with_name("edges.parquet")
+    edges = read_table(edges_path) if edges_path.exists() else None
+    names = list(inputs) if inputs else input_columns(errors)
+    return find(errors, edges, names, read_metadata(errors_path).get("segments"))
+
+
+def collect(
+    error_files: Sequence[str | Path], inputs_of: dict[str, Sequence[str]] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The summary and the findings of every case, and the shared provenance (raises
+    :class:`ProvenanceMismatch`)."""
+    metas = {str(p): read_metadata(p) for p in error_files}
+    shared = _check_agreement(metas) if metas else {}
+    parts, found = [], []
+    cases = {}
+    for path in error_files:
+        meta = metas[str(path)]
+        case = meta.get("case") or read_table(path)["case"].iloc[0]
+        parts.append(case_summary(path, (inputs_of or {}).get(case)))
+        found.append(case_findings(path, (inputs_of or {}).get(case)))
+        cases[case] = {
+            "case_hash": meta.get("case_hash"),
+            "config_hash": meta.get("config_hash"),
+            "created": meta.get("created"),
+            "file": str(path),
+            "platform": (meta.get("inputs", {}).get("evaluations") or {}).get("platform"),
+        }
+    summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    findings = pd.concat(found, ignore_index=True) if found else pd.DataFrame()
+    meta = provenance.collect(stage="collect", cases=cases, merged_from=shared)
+    return summary, findings, meta

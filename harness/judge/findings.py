@@ -1,0 +1,382 @@
+"""Findings: the distinct, exact statements a reader needs, from rows of evidence.
+
+A **finding** is one (case, implementation, derivative, dtype, outcome, contiguous input
+interval), merged across the methods and modes that share it exactly, e.g.
+
+    softplus · naive · d/dx · float32: nan for x ≥ 88.72284 (reverse, forward,
+    forward_over_reverse; eager, function, xla); at x = 100: got nan, truth 1
+
+Its interval is a run of :mod:`harness.judge.runs` (an episode of one failing outcome, or of
+alternating ones) along the swept input; its edges are exact floats of the dtype where
+:mod:`harness.edges.bisection` found them (the first input with the outcome and the last
+without, adjacent floats), and the sweep points otherwise (marked ``~``: an inaccurate
+run against ok, an unreliable neighbour, no bisection). A run that reaches the end of
+a piece of the sweep is open there ("x ≥ a"). A case with several swept inputs (a grid,
+an experiment) states the set of failing points instead, with the range of each input.
+
+Each finding keeps its severity (wrong > error > nan, inf > missing, zero >
+inaccurate), its points, its worst point (got vs truth), whether an expectation covers
+it (every failing row ``held``) and which, and how to reproduce it
+(:mod:`harness.backends.tensorflow.repro`). ``flushed`` rows are not findings: they are the platform's
+(:mod:`harness.numerics.flush`), counted apart. No TensorFlow here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from harness.cases.model import label_partial
+from harness.cases.points import segment_index
+from harness.judge.findings_text import derivative_name, finding_text, rank, severity
+from harness.judge.reproduce import reproduce
+from harness.judge.runs import runs
+
+__all__ = [
+    "FINDING_COLUMNS",
+    "edge_lookup",
+    "find",
+    "stable_intervals",
+]
+
+FINDING_COLUMNS = [
+    "case",
+    "implementation",
+    "partial",
+    "derivative",
+    "order",
+    "dtype",
+    "outcome",
+    "severity",
+    "counts",  # JSON: points per outcome inside the interval
+    "input",  # the swept input ("" on a grid)
+    "lo",
+    "hi",
+    "lo_exact",
+    "hi_exact",
+    "lo_open",  # the interval reaches the start of the sweep's piece there
+    "hi_open",
+    "lo_outside",  # the adjacent input just outside (NaN: none)
+    "hi_outside",
+    "lo_span",  # JSON [min, max] of the merged ways' edges (equal when they agree)
+    "hi_span",
+    "variants",  # JSON: the merged ways grouped by identical intervals, most first
+    "ranges",  # JSON, on a grid: {input: [lo, hi]} over the failing points
+    "points",  # sweep points in the interval
+    "hits",  # of them, with the finding's outcome(s)
+    "methods",
+    "modes",
+    "combinations",  # (method, mode) pairs merged
+    "worst_inputs",  # JSON
+    "worst_got",
+    "worst_truth",
+    "worst_method",
+    "worst_mode",
+    "expected",  # "expected" or "unexpected"
+    "expectation",  # the reason of the expectation that covers it (or covers part of it)
+    "held",  # failing rows an expectation covers (all of them: expected)
+    "failing",  # failing rows
+    "text",
+]
+#: Added by :func:`find`: ``id`` (``f1``, ``f2``, ... in rank order, the anchor on the
+#: case's page), ``probe`` and ``snippet`` (its reproduction: :func:`harness.judge.reproduce.reproduce`) and
+#: ``group`` (the id of the first finding of the same statement).
+
+
+def edge_lookup(edges: pd.DataFrame | None) -> dict:
+    if edges is None or edges.empty:
+        return {}
+    out = {}
+    for r in edges.itertuples(index=False):
+        key = (r.implementation, r.method, r.mode, r.dtype, r.partial, r.side, r.coarse_inside)
+        out[key] = r
+    return out
+
+
+def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple):
+    """Runs of one combination as ``(run, lo, hi, lo_exact, hi_exact, lo_out, hi_out,
+    lo_open, hi_open, rows)`` (``rows``: the run's rows)."""
+    g = group[group["outcome"] != "flushed"].sort_values(axis, kind="stable")
+    x = g[axis].to_numpy(np.float64)
+    outcome = g["outcome"].astype(str).to_numpy()
+    piece = segment_index(x, pieces) if pieces else np.zeros(len(x), int)
+    out = []
+    for run in runs(outcome, piece):
+        ends = []
+        for side, inside, outside in (
+            ("start", run.first, run.before),
+            ("end", run.last, run.after),
+        ):
+            if outside < 0:
+                ends.append((float(x[inside]), False, math.nan, True))
+                continue
+            e = edges.get((*key, side, float(x[inside])))
+            if e is not None and bool(e.exact):
+                ends.append((float(e.inside), True, float(e.outside), False))
+            else:
+                ends.append((float(x[inside]), False, float(x[outside]), False))
+        (lo, lo_exact, lo_out, lo_open), (hi, hi_exact, hi_out, hi_open) = ends
+        rows = g.iloc[run.first : run.last + 1]
+        out.append((run, lo, hi, lo_exact, hi_exact, lo_out, hi_out, lo_open, hi_open, rows))
+    return out
+
+
+def _worst(rows: pd.DataFrame, outcomes: set[str]):
+    bad = rows[rows["outcome"].astype(str).isin(outcomes)]
+    if bad.empty:
+        return None
+    rank = np.where(bad["bits"].isna(), np.inf, bad["bits"].to_numpy(np.float64))
+    return bad.iloc[int(np.argmax(rank))]
+
+
+def find(
+    errors: pd.DataFrame,
+    edges: pd.DataFrame | None,
+    inputs: Sequence[str],
+    segments: dict | None = None,
+    case=None,
+) -> pd.DataFrame:
+    """The findings of one case's errors table (and its edges from the evaluation); with
+    the ``case``, each gets its reproduction (:func:`harness.judge.reproduce.reproduce`)."""
+    if errors.empty:
+        return pd.DataFrame(columns=FINDING_COLUMNS)
+    case_id = str(errors["case"].iloc[0])
+    inputs = list(inputs)
+    free = [n for n in inputs if errors[n].nunique() > 1]
+    tied = [n for n in free[1:] if np.array_equal(errors[n], errors[free[0]])] if free else []
+    one_axis = bool(free) and len(tied) == len(free) - 1
+    lookup = edge_lookup(edges)
+    keys = ["implementation", "method", "mode", "dtype", "partial"]
+    merged: dict[tuple, dict] = {}
+    for key, group in errors.groupby(keys, sort=True, observed=True):
+        impl, method, mode, dtype, label = key
+        if one_axis:
+            axis = free[0]
+            pieces = (segments or {}).get(axis)
+            found = _intervals(group, axis, pieces, lookup, key)
+        else:
+            axis = ""
+            found = _grid_sets(group, free or inputs[:1])
+        for run, lo, hi, lo_x, hi_x, lo_out, hi_out, lo_open, hi_open, rows in found:
+            if run.outcome == "ok":
+                continue
+            merged.setdefault((impl, label, dtype, run.outcome), []).append(
+                {
+                    "axis": axis,
+                    "run": run,
+                    "lo": (lo, lo_x, lo_out, lo_open),
+                    "hi": (hi, hi_x, hi_out, hi_open),
+                    "member": (method, mode),
+                    "rows": rows,
+                }
+            )
+    records = []
+    for ident, pieces in merged.items():
+        for group in _overlapping(pieces):
+            records.append(_record(case_id, ident, group, inputs))
+    out = pd.DataFrame(records, columns=FINDING_COLUMNS)
+    if out.empty:
+        return out
+    out = out.iloc[rank(out)]
+    out = out.reset_index(drop=True)
+    out["id"] = [f"f{i + 1}" for i in range(len(out))]
+    out["probe"], out["snippet"] = reproduce(out, errors, inputs, case)
+    # Implementations that share a statement exactly (the same derivative, dtype,
+    # outcome, interval, methods and modes: often the same expression behind two custom
+    # gradients) form one group, reported as one line.
+    same = ["derivative", "dtype", "outcome", "variants", "expected"]
+    out["group"] = out.groupby(same, sort=False).ngroup()
+    first = out.groupby("group")["id"].transform("first")
+    out["group"] = first
+    return out
+
+
+_METHOD_ORDER = ("reverse", "forward", "forward_over_reverse", "finite_difference")
+_MODE_ORDER = ("eager", "function", "xla")
+
+
+def _overlapping(pieces: list[dict]) -> list[list[dict]]:
+    """Intervals of one (implementation, derivative, dtype, outcome) from every method and
+    mode, grouped where they overlap: one statement per stretch of the input, whatever
+    way of differentiating shows it (their exact edges may differ a little)."""
+    pieces = sorted(pieces, key=lambda p: (p["lo"][0], p["hi"][0]))
+    groups: list[list[dict]] = []
+    top = -math.inf
+    for p in pieces:
+        if groups and p["lo"][0] <= top:
+            groups[-1].append(p)
+            top = max(top, p["hi"][0])
+        else:
+            groups.append([p])
+            top = p["hi"][0]
+    return groups
+
+
+def _edge(members: list[tuple], lowest: bool) -> dict:
+    """One end of a merged interval: the extreme value over the members, whether every
+    member agrees on it exactly, the span of the members' values, and what lies outside."""
+    values = [m[0] for m in members]
+    extreme = min(values) if lowest else max(values)
+    at = [m for m in members if m[0] == extreme]
+    return {
+        "value": extreme,
+        "exact": all(m[1] for m in at) and len(set(values)) == 1,
+        "span": (min(values), max(values)),
+        "outside": at[0][2],
+        "open": all(m[3] for m in at),
+    }
+
+
+def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]) -> dict:
+    impl, label, dtype, outcome = ident
+    axis = group[0]["axis"]
+    rows = pd.concat([g["rows"] for g in group], ignore_index=True)
+    members = [g["member"] for g in group]
+    counts: dict[str, int] = {}
+    for g in group:
+        for o, c in g["run"].counts:
+            counts[o] = max(counts.get(o, 0), c)
+    lo, hi = _edge([g["lo"] for g in group], True), _edge([g["hi"] for g in group], False)
+    variants = _variants(group)
+    primary = variants[0]
+    # The worst point of the variant most ways share: a finite difference that merely
+    # overlaps autodiff's interval does not speak for the finding.
+    shared = [g for g in group if (g["lo"][0], g["hi"][0]) == (primary["lo"], primary["hi"])]
+    worst = _worst(pd.concat([g["rows"] for g in shared], ignore_index=True), set(counts))
+    if worst is None:
+        worst = _worst(rows, set(counts))
+    failing = rows[rows["outcome"].astype(str).isin(set(counts))]
+    held = failing["expected"] == "held"
+    expected = bool(len(failing)) and bool(held.all())
+    # The reasons of the expectations that cover it, wholly or in part (an expectation
+    # narrower than the failure it explains: the case's ranges to widen, not news).
+    reasons = sorted(set(failing.loc[held, "expectation_reason"]))
+    partial = label_partial(label, inputs)
+    methods = [m for m in _METHOD_ORDER if any(m == a for a, _ in members)]
+    modes = [m for m in _MODE_ORDER if any(m == b for _, b in members)]
+    points = int(rows[axis].nunique()) if axis else max(int(g["run"].hits) for g in group)
+    record = {
+        "case": case_id,
+        "implementation": impl,
+        "partial": label,
+        "derivative": derivative_name(partial),
+        "order": len(partial),
+        "dtype": dtype,
+        "outcome": outcome,
+        "severity": severity(outcome),
+        "counts": json.dumps(counts, sort_keys=True),
+        "input": axis,
+        # The interval of the variant most ways share (the others: ``variants``).
+        "lo": primary["lo"],
+        "hi": primary["hi"],
+        "lo_exact": primary["lo_exact"],
+        "hi_exact": primary["hi_exact"],
+        "lo_open": primary["lo_open"],
+        "hi_open": primary["hi_open"],
+        "lo_outside": primary["lo_outside"],
+        "hi_outside": primary["hi_outside"],
+        "lo_span": json.dumps(lo["span"]),
+        "hi_span": json.dumps(hi["span"]),
+        # On a grid: the range of each input over the failing points.
+        "ranges": json.dumps(
+            {}
+            if axis
+            else {
+                n: [float(failing[n].min()), float(failing[n].max())]
+                for n in inputs
+                if failing[n].nunique() > 1 or rows[n].nunique() > 1
+            }
+        ),
+        "points": points,
+        "hits": max(int(g["run"].hits) for g in group),
+        "methods": ", ".join(methods),
+        "modes": ", ".join(modes),
+        "combinations": len(members),
+        "worst_inputs": json.dumps({n: float(worst[n]) for n in inputs})
+        if worst is not None
+        else "",
+        "worst_got": float(worst["value"]) if worst is not None else math.nan,
+        "worst_truth": str(worst["reference"]) if worst is not None else "",
+        "worst_method": str(worst["method"]) if worst is not None else "",
+        "worst_mode": str(worst["mode"]) if worst is not None else "",
+        "expected": "expected" if expected else "unexpected",
+        "expectation": "; ".join(reasons),
+        "held": int(held.sum()),
+        "failing": len(failing),
+        "variants": json.dumps(variants),
+    }
+    record["text"] = finding_text(record)
+    return record
+
+
+def _variants(group: list[dict]) -> list[dict]:
+    """The merged ways grouped by identical intervals, most ways first: each with its
+    methods, modes and exact edges."""
+    by_edges: dict[tuple, list] = {}
+    for g in group:
+        by_edges.setdefault((g["lo"], g["hi"]), []).append(g["member"])
+    out = []
+    for (lo, hi), members in by_edges.items():
+        out.append(
+            {
+                "methods": [m for m in _METHOD_ORDER if any(m == a for a, _ in members)],
+                "modes": [m for m in _MODE_ORDER if any(m == b for _, b in members)],
+                "ways": len(members),
+                "lo": lo[0],
+                "lo_exact": bool(lo[1]),
+                "lo_outside": lo[2],
+                "lo_open": bool(lo[3]),
+                "hi": hi[0],
+                "hi_exact": bool(hi[1]),
+                "hi_outside": hi[2],
+                "hi_open": bool(hi[3]),
+            }
+        )
+    autodiff_first = {m: i for i, m in enumerate(_METHOD_ORDER)}
+    out.sort(key=lambda v: (-v["ways"], autodiff_first[v["methods"][0]]))
+    return out
+
+
+def _grid_sets(group: pd.DataFrame, free: Sequence[str]):
+    """On a grid: one "run" per failing outcome, the set of its points."""
+    from harness.judge.runs import Run
+
+    out = []
+    outcome = group["outcome"].astype(str)
+    for name in sorted(set(outcome) - {"ok", "ref_unreliable", "flushed"}):
+        rows = group[outcome == name]
+        axis = free[0]
+        lo, hi = float(rows[axis].min()), float(rows[axis].max())
+        run = Run(name, 0, len(rows) - 1, len(rows), -1, -1, ((name, len(rows)),))
+        out.append((run, lo, hi, False, False, math.nan, math.nan, True, True, rows))
+    return out
+
+
+def stable_intervals(group: pd.DataFrame, axis: str, pieces, lookup: dict) -> list[list[float]]:
+    """The stable domain of one combination along ``axis``: its ok runs, with the exact
+    edges of the failures around them where the bisection found them and the input just
+    outside the failure is ok (``lookup``: :func:`edge_lookup` of the case's edges)."""
+    if group.empty:
+        return []
+    key = tuple(group[k].iloc[0] for k in ("implementation", "method", "mode", "dtype", "partial"))
+    found = _intervals(group, axis, pieces, lookup, key)
+    out = []
+    for k, (run, lo, hi, *_rest) in enumerate(found):
+        if run.outcome != "ok":
+            continue
+        if k > 0 and found[k - 1][0].last == run.before and found[k - 1][4]:
+            prev = found[k - 1]
+            edge = lookup.get((*key, "end", float(prev[9][axis].iloc[-1])))
+            if edge is not None and edge.outside_outcome == "ok":
+                lo = float(edge.outside)
+        if k + 1 < len(found) and found[k + 1][0].first == run.after and found[k + 1][3]:
+            nxt = found[k + 1]
+            edge = lookup.get((*key, "start", float(nxt[9][axis].iloc[0])))
+            if edge is not None and edge.outside_outcome == "ok":
+                hi = float(edge.outside)
+        out.append([float(lo), float(hi)])
+    return out

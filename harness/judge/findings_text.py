@@ -1,0 +1,167 @@
+"""Findings in words: the one line a reader needs (:mod:`harness.judge.findings`), with the
+exact floats of the dtype written as the shortest decimals that read back as them."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from harness.judge.runs import SEVERITY
+
+__all__ = [
+    "derivative_name",
+    "finding_text",
+    "format_value",
+    "interval_text",
+    "rank",
+    "severity",
+    "statements",
+]
+
+
+def severity(outcome: str) -> int:
+    """Higher is worse: wrong 7 ... inaccurate 1 (0: not a failure)."""
+    return len(SEVERITY) - SEVERITY.index(outcome) if outcome in SEVERITY else 0
+
+
+def format_value(value: float, dtype: str) -> str:
+    """The shortest decimal that reads back as ``value`` in ``dtype``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan"
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return str(ml_dtypes.bfloat16(value))
+    if dtype == "float64":
+        return repr(float(value))
+    return str({"float16": np.float16, "float32": np.float32}[dtype](value))
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def derivative_name(partial: Sequence[str]) -> str:
+    """``f``, ``d/dx``, ``d³/dx³``, ``∂²/∂a∂b``."""
+    n = len(partial)
+    if n == 0:
+        return "f"
+    power = "" if n == 1 else str(n).translate(_SUPERSCRIPT)
+    names = list(dict.fromkeys(partial))
+    if len(names) == 1:
+        return f"d{power}/d{names[0]}{power}"
+    parts = "".join(
+        f"∂{v}" + ("" if partial.count(v) == 1 else str(partial.count(v)).translate(_SUPERSCRIPT))
+        for v in names
+    )
+    return f"∂{power}/{parts}"
+
+
+def interval_text(f: dict, name: str, dtype: str) -> str:
+    """``x ≥ 88.72284``, ``x in [87.33655, 88.72283]``, ``x in [~76.63, 78.27645]`` for one
+    interval (``lo hi lo_exact hi_exact lo_open hi_open``); ``~``: an edge between two
+    sweep points (not bisected)."""
+    lo = ("" if f["lo_exact"] or f["lo_open"] else "~") + format_value(f["lo"], dtype)
+    hi = ("" if f["hi_exact"] or f["hi_open"] else "~") + format_value(f["hi"], dtype)
+    if f["lo"] == f["hi"]:
+        return f"{name} = {lo}"
+    if f["hi_open"] and not f["lo_open"]:
+        return f"{name} ≥ {lo} (to {hi}, the last input judged)"
+    if f["lo_open"] and not f["hi_open"]:
+        return f"{name} ≤ {hi} (from {lo}, the first input judged)"
+    return f"{name} in [{lo}, {hi}]"
+
+
+def finding_text(f: dict) -> str:
+    """The finding as one line: what, where (per variant of the merged ways), the worst
+    point."""
+    counts = json.loads(f["counts"])
+    what = f["outcome"]
+    if len(counts) > 1:
+        what = " or ".join(sorted(counts, key=lambda o: -severity(o)))
+    share = (
+        f"{f['hits']} of {f['points']} points"
+        if f["hits"] != f["points"]
+        else (f"{f['points']} point" + ("s" if f["points"] != 1 else ""))
+    )
+    worst = ""
+    if f["worst_inputs"]:
+        at = ", ".join(f"{k} = {v:.7g}" for k, v in json.loads(f["worst_inputs"]).items())
+        truth = f["worst_truth"]
+        truth = _short(truth) if truth else "not judged"
+        worst = f"; at {at}: got {f['worst_got']:.7g}, truth {truth}"
+    if f["input"]:
+        where = "; ".join(
+            f"{interval_text(v, f['input'], f['dtype'])} "
+            f"({', '.join(v['methods'])}; {', '.join(v['modes'])})"
+            for v in json.loads(f["variants"])
+        )
+    else:
+        ranges = json.loads(f.get("ranges") or "{}")
+        span = ", ".join(
+            f"{n} in [{format_value(a, f['dtype'])}, {format_value(b, f['dtype'])}]"
+            if a != b
+            else f"{n} = {format_value(a, f['dtype'])}"
+            for n, (a, b) in ranges.items()
+        )
+        where = f"{f['hits']} grid points" + (f" ({span})" if span else "")
+        where += f" ({f['methods']}; {f['modes']})"
+    partly = ""
+    if f.get("expected") == "unexpected" and f.get("held"):
+        partly = f"; an expectation covers {f['held']} of its {f['failing']} failing values"
+    return (
+        f"{f['case']} · {f['implementation']} · {f['derivative']} · {f['dtype']}: {what} for "
+        f"{where}, {share}{worst}{partly}"
+    )
+
+
+def _short(decimal: str) -> str:
+    """Eight significant digits of a reference's decimal, whatever its exponent (a true
+    5.08e-435 is not a float64's 0)."""
+    import mpmath
+
+    try:
+        with mpmath.workdps(30):
+            return mpmath.nstr(mpmath.mpf(decimal), 8)
+    except (ValueError, TypeError):
+        return decimal
+
+
+def rank(findings: pd.DataFrame) -> np.ndarray:
+    """Positions of ``findings`` best first: unexpected first, those no expectation
+    touches before those one covers in part; autodiff's before those only finite
+    differences show (the method a user checks with, not the one they train with); then
+    the worst, the widest. Ties keep their order."""
+    keys = pd.DataFrame(
+        {
+            "unexpected": findings["expected"] == "unexpected",
+            "untouched": (
+                findings["held"].fillna(0).to_numpy() == 0 if "held" in findings else True
+            ),
+            "autodiff": findings["methods"] != "finite_difference",
+            "severity": findings["severity"],
+            "hits": findings["hits"],
+        }
+    ).reset_index(drop=True)
+    return keys.sort_values(list(keys.columns), ascending=False, kind="stable").index.to_numpy()
+
+
+def statements(findings: pd.DataFrame) -> pd.DataFrame:
+    """One row per statement (findings grouped by case and ``group``), ranked across
+    cases, with the implementations joined and the text rewritten to name them all."""
+    if findings.empty:
+        return findings.assign(implementations=pd.Series(dtype=str))
+    rows = []
+    for _, g in findings.groupby(["case", "group"], sort=False):
+        first = g.iloc[0].to_dict()
+        impls = list(dict.fromkeys(g["implementation"]))
+        first["implementations"] = ", ".join(impls)
+        first["text"] = finding_text({**first, "implementation": first["implementations"]})
+        first["members"] = len(g)
+        rows.append(first)
+    out = pd.DataFrame(rows).reset_index(drop=True)
+    # One ranking across cases, as each case ranks its own.
+    return out.iloc[rank(out)].reset_index(drop=True)

@@ -1,0 +1,91 @@
+"""How to reproduce a finding: the ``harness probe`` command and the standalone
+TensorFlow script (:mod:`harness.backends.tensorflow.repro`) at its worst point."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from harness.cases.model import label_partial
+
+__all__ = ["reproduce"]
+
+
+def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tuple[list, list]:
+    """The ``harness probe`` command and the standalone TensorFlow script of each finding,
+    at its worst point, by its worst point's method and mode, at that point's place in the
+    harness's batch (:mod:`harness.backends.tensorflow.repro`)."""
+    from harness.backends.tensorflow.repro import probe_command, snippet
+
+    if getattr(case, "experiment", None) or not set(inputs) <= set(errors.columns):
+        # An experiment's values come from its own estimators: its page is the way back.
+        return [""] * len(findings), [""] * len(findings)
+    probes, snippets = [], []
+    positions = {}
+    for dtype, g in errors.groupby("dtype", observed=True):
+        ids = np.sort(g["point"].unique())
+        positions[dtype] = ({int(p): i for i, p in enumerate(ids)}, len(ids))
+    for f in findings.itertuples(index=False):
+        if not f.worst_inputs or not f.worst_method:
+            probes.append("")
+            snippets.append("")
+            continue
+        point = json.loads(f.worst_inputs)
+        rows = errors[
+            (errors["implementation"] == f.implementation)
+            & (errors["dtype"] == f.dtype)
+            & (errors["partial"] == f.partial)
+            & (errors["method"] == f.worst_method)
+            & (errors["mode"] == f.worst_mode)
+        ]
+        at = np.ones(len(rows), dtype=bool)
+        for n, v in point.items():
+            at &= rows[n].to_numpy(np.float64) == v
+        index, batch = 0, 1
+        if at.any():
+            where, batch = positions[f.dtype]
+            index = where[int(rows[at]["point"].iloc[0])]
+        path = f"cases/{f.case}.yaml"
+        # The run computed every partial of its method in one pass; so do both.
+        computed = errors.loc[errors["method"] == f.worst_method, "order"]
+        max_order = int(computed.max()) if len(computed) else len(f.partial)
+        probes.append(
+            probe_command(
+                path,
+                f.implementation,
+                point,
+                f.partial,
+                f.worst_method,
+                f.worst_mode,
+                f.dtype,
+                batch,
+                index,
+                max_order,
+            )
+        )
+        text = None
+        if case is not None:
+            method_partials = sorted(
+                {
+                    label_partial(lbl, inputs)
+                    for lbl in errors[errors["method"] == f.worst_method]["partial"].unique()
+                },
+                key=lambda p: (len(p), p),
+            )
+            text = snippet(
+                case,
+                f.implementation,
+                point,
+                label_partial(f.partial, inputs),
+                f.worst_method,
+                f.worst_mode,
+                f.dtype,
+                batch,
+                index,
+                method_partials,
+                f.text,
+            )
+        snippets.append(text or "")
+    return probes, snippets

@@ -1,0 +1,82 @@
+"""The worst failures of an errors table, and the terminal table of a case's summary
+(the summary rows themselves are :func:`harness.judge.collect.summarise_case`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from harness.judge.compare import OUTCOMES
+
+__all__ = ["NOT_FAILURES", "format_summary", "ranked_failures", "worst_point"]
+
+KEYS = ["implementation", "method", "mode", "dtype", "order", "partial"]
+_SHORT = {
+    "ok": "ok",
+    "inaccurate": "inacc",
+    "wrong": "wrong",
+    "nan": "nan",
+    "inf": "inf",
+    "zero": "zero",
+    "missing": "miss",
+    "error": "err",
+    "ref_unreliable": "unrel",
+    "flushed": "flush",
+}
+
+
+#: Outcomes that are not failures of an implementation: right, not judged, or the
+#: platform's subnormal flush (reported apart).
+NOT_FAILURES = ("ok", "ref_unreliable", "flushed")
+
+
+def ranked_failures(frame: pd.DataFrame) -> pd.DataFrame:
+    """Judged rows that fail (not ``ok``, ``ref_unreliable`` or ``flushed``), worst
+    first: failures without a number (error, missing, NaN) first, then by bits of error."""
+    bad = frame[~frame["outcome"].isin(NOT_FAILURES)]
+    rank = np.where(bad["bits"].isna(), np.inf, bad["bits"])
+    return bad.iloc[np.argsort(-rank, kind="stable")]
+
+
+def worst_point(group: pd.DataFrame, inputs: list[str]) -> str:
+    """``inputs => got != wanted (error)`` for the worst row of ``group``."""
+    bad = ranked_failures(group)
+    if bad.empty:
+        return ""
+    row = bad.iloc[0]
+    where = ", ".join(f"{n}={row[n]:.6g}" for n in inputs)
+    if row["outcome"] in ("error", "missing"):
+        return f"{where} => {row['outcome']}: {row['message']}"
+    return (
+        f"{where} => {row['value']:.8g} != {row['reference_rounded']:.8g} "
+        f"({row['outcome']}, {row['bits']:.1f} bits)"
+    )
+
+
+def format_summary(summary: pd.DataFrame) -> str:
+    """A plain-text table for the terminal."""
+    present = [o for o in OUTCOMES if summary[o].sum() > 0] or ["ok"]
+    head = ["implementation", "method", "mode", "dtype", "d"] + [_SHORT[o] for o in present]
+    head += ["broken", "worst point"]
+    body = []
+    for r in summary.itertuples(index=False):
+        d = r.partial or "f"
+        body.append(
+            [
+                r.implementation,
+                r.method,
+                r.mode,
+                r.dtype,
+                d,
+                *[str(getattr(r, o)) for o in present],
+                str(r.expected_broken) if r.expected_broken else "",
+                r.worst,
+            ]
+        )
+    widths = [
+        max(len(h), *(len(row[i]) for row in body)) if body else len(h) for i, h in enumerate(head)
+    ]
+    widths[-1] = 0
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body]
+    return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""The platform's flush of subnormal numbers, apart from the implementations' own failures.
+
+Many CPUs run TensorFlow with the flush-to-zero and denormals-are-zero modes on: a
+subnormal *input* is read as 0, a subnormal *result* is written as 0. That is a property
+of the platform, not of an implementation, and counting it against every implementation
+in every case drowns the real findings. So:
+
+- the evaluation stage probes, once per run and per dtype and mode, whether inputs and
+  results are flushed (:func:`harness.backends.tensorflow.evaluate.probe_flush`), and records it in the
+  provenance of ``evaluations.parquet``;
+- the reference stage also evaluates the reference at every point with a subnormal input
+  *as the flush reads it* (those inputs set to 0, sign kept): :func:`flushed_reference`;
+- the compare stage builds, for each row, the reference the platform's flush leads to
+  (:func:`flush_columns`): at the flushed input where inputs are flushed, then rounded,
+  then set to 0 where results are flushed and it is subnormal. A row that is not right
+  against the true reference but is right against this one is ``flushed``; where the
+  flushed input makes the function undefined (``-a/b`` at ``a = b`` subnormal: 0/0), a
+  NaN result is ``flushed``.
+
+A flush that is amplified into something else (an intermediate flushed, then divided into
+inf) matches neither reference and keeps its own outcome: naive softplus's
+``1/(1 + exp(x))`` is subnormal and flushed for x in [87.34, 88.72] in float32, so its
+gradient is 0 where the truth is 1, a real ``zero``.
+
+No TensorFlow here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import mpmath
+import numpy as np
+import pandas as pd
+
+from harness.numerics.floats import FORMATS, is_subnormal, round_mpf
+
+__all__ = ["FLUSH_COLUMNS", "flush_columns", "flushed_reference"]
+
+FLUSH_COLUMNS = ("flush_input_rounded", "flush_input_defined")
+
+
+def _flushed_key(key: tuple[float, ...], fmt) -> tuple[float, ...]:
+    return tuple(math.copysign(0.0, v) if 0 < abs(v) < fmt.smallest_normal else v for v in key)
+
+
+def flushed_reference(case, points: Mapping[str, pd.DataFrame], store) -> pd.DataFrame:
+    """One row per (dtype, point with a subnormal input, partial): the reference at the
+    point with its subnormal inputs set to 0, rounded to the dtype (``flush_input_rounded``;
+    NaN and ``flush_input_defined = False`` where it is not defined or did not verify)."""
+    names = list(case.input_names)
+    todo = []
+    for dtype, frame in points.items():
+        if frame.empty or not frame["subnormal"].any():
+            continue
+        fmt = FORMATS[dtype]
+        sub = frame[frame["subnormal"]]
+        for point_id, row in zip(sub["point"], sub[names].itertuples(index=False, name=None)):
+            todo.append((dtype, int(point_id), _flushed_key(tuple(map(float, row)), fmt)))
+    store.ensure([k for _, _, k in todo], list(case.partials))
+    rows = []
+    for dtype, point_id, key in todo:
+        fmt = FORMATS[dtype]
+        for p in case.partials:
+            value = store.value(key, p)
+            defined = value is not None
+            with mpmath.workdps(80):
+                rounded = round_mpf(value, fmt) if defined else math.nan
+            rows.append(
+                {
+                    "dtype": dtype,
+                    "point": point_id,
+                    "partial": case.label(p),
+                    "flush_input_rounded": rounded,
+                    "flush_input_defined": defined,
+                }
+            )
+    return pd.DataFrame(rows, columns=["dtype", "point", "partial", *FLUSH_COLUMNS])
+
+
+def flush_columns(frame: pd.DataFrame, flags: Mapping | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(flush_rounded, flush_defined)`` per row of a merged evaluations/reference frame:
+    the reference once the platform's flush (``flags[dtype][mode] = {"inputs": bool,
+    "results": bool}``, from the probe) is applied; NaN (and defined) where the flush
+    leaves the reference as it is."""
+    n = len(frame)
+    out = np.full(n, np.nan)
+    defined = np.ones(n, dtype=bool)
+    if not flags:
+        return out, defined
+    rounded = frame["reference_rounded"].to_numpy(np.float64)
+    subnormal_input = (
+        frame["subnormal"].to_numpy(bool) if "subnormal" in frame else np.zeros(n, bool)
+    )
+    has_input = "flush_input_rounded" in frame
+    for (dtype, mode), idx in frame.groupby(["dtype", "mode"], sort=False).indices.items():
+        flag = (flags.get(dtype) or {}).get(mode) or {}
+        base = rounded[idx].copy()
+        ok = np.ones(len(idx), dtype=bool)
+        if flag.get("inputs") and has_input:
+            hit = subnormal_input[idx]
+            flushed = frame["flush_input_rounded"].to_numpy(np.float64)[idx]
+            flushed_ok = frame["flush_input_defined"].fillna(True).to_numpy(bool)[idx]
+            base = np.where(hit, flushed, base)
+            ok = np.where(hit, flushed_ok, ok)
+        if flag.get("results"):
+            tiny = is_subnormal(np.nan_to_num(base), FORMATS[dtype])
+            base = np.where(tiny, np.copysign(0.0, base), base)
+        changed = ~ok | (base != rounded[idx])
+        out[idx] = np.where(changed & ok, base, np.nan)
+        defined[idx] = ok
+    return out, defined

@@ -1,0 +1,280 @@
+"""Truncated multivariate Taylor arithmetic ("jets") in mpmath: exact derivatives.
+
+A jet holds the Taylor coefficients ``c[α] = ∂^α f / α!`` of a function at a point, for
+the multi-indices ``α`` of a :class:`JetSpace` (per-variable degree bounds and a total
+degree bound). Arithmetic on jets is exact up to the working precision: there is no
+step size, so there is none of ``mpmath.diff``'s trouble at tiny or huge arguments.
+One evaluation of an expression over jets yields every wanted partial at once.
+
+Elementary functions compose as ``f(u) = Σ_k f^(k)(u0)/k! · (u - u0)^k``. Their
+coefficients ``f^(k)(u0)/k!`` are computed without cancellation where a formula allows:
+
+- ``sigmoid``, ``softplus``, ``tanh``: derivatives of ``σ`` are polynomials in
+  ``σ(x)`` and ``σ(-x)``, both computed directly, so ``σ'(1000) = σ(1000)σ(-1000)``
+  ≈ 5e-435 comes out right where ``1 - σ(1000)`` would cancel to 0;
+  ``tanh^(k)(x) = 2^(k+1) σ^(k)(2x)`` and ``softplus^(k) = σ^(k-1)``;
+- ``tan``: derivative polynomials in ``tan x`` with non-negative coefficients and one
+  parity per order, so no term cancels another;
+- ``log1p``, ``expm1``: their own value kernels, then ``1/(1+x)`` and ``exp`` terms.
+
+Cancellation inside the expression itself (``log(1 + exp(x))`` at large ``x``) is real.
+Jet addition and subtraction record the bits it costs (:func:`cancelled_bits`), and
+:mod:`harness.reference.verify` accepts a precision only when enough bits survive: comparing
+two precisions alone is fooled by a *total* cancellation, which gives the same exact
+0 at both. (Not tracked: cancellation inside a product's coefficient sums and an
+ill-conditioned kernel argument such as ``log`` of a value absorbed to exactly 1.)
+
+Non-differentiable points (``abs`` at 0, ``maximum`` at a tie with different slopes)
+give NaN derivatives; the reference marks them unreliable.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from functools import cache
+
+import mpmath
+
+from harness.cases import expressions as ex
+from harness.reference import kernels
+
+__all__ = ["Jet", "JetSpace", "cancelled_bits", "evaluate", "space_for"]
+
+_mp = mpmath.mp
+
+# The most bits lost to cancellation in one jet addition or subtraction since the last
+# evaluate(); a total cancellation (nonzero operands, zero result) counts as every bit.
+_LOST = [0]
+_ALL_BITS = 1 << 30
+
+
+def cancelled_bits() -> int:
+    """Bits lost to cancellation by the last :func:`evaluate` (``2**30``: total)."""
+    return _LOST[0]
+
+
+def _sum(a: list, b: list, sign: int) -> list:
+    out = []
+    lost = _LOST[0]
+    for x, y in zip(a, b):
+        r = x + y if sign > 0 else x - y
+        xs, ys = x._mpf_, y._mpf_
+        # Cancellation needs two nonzero finite operands of effectively opposite signs.
+        if xs[1] and ys[1] and (xs[0] != ys[0]) == (sign > 0):
+            rs = r._mpf_
+            top = max(xs[2] + xs[3], ys[2] + ys[3])
+            lost = max(lost, top - (rs[2] + rs[3]) if rs[1] else _ALL_BITS)
+        out.append(r)
+    _LOST[0] = lost
+    return out
+
+
+class JetSpace:
+    """The multi-indices kept: ``α_v <= max_degree[v]`` and ``|α| <= total``."""
+
+    def __init__(self, names: Sequence[str], max_degree: Mapping[str, int], total: int):
+        self.names = tuple(names)
+        self.max_degree = tuple(int(max_degree.get(n, 0)) for n in self.names)
+        self.total = int(total)
+        ranges = [range(d + 1) for d in self.max_degree]
+        idx = [a for a in itertools.product(*ranges) if sum(a) <= self.total]
+        idx.sort(key=lambda a: (sum(a), a))
+        self.indices: tuple[tuple[int, ...], ...] = tuple(idx)
+        self.position = {a: i for i, a in enumerate(self.indices)}
+        # Product table: for each output k, the pairs (i, j) with α_i + α_j = α_k.
+        table: list[list[tuple[int, int]]] = [[] for _ in idx]
+        for i, a in enumerate(idx):
+            for j, b in enumerate(idx):
+                c = tuple(x + y for x, y in zip(a, b))
+                k = self.position.get(c)
+                if k is not None:
+                    table[k].append((i, j))
+        self.table = tuple(tuple(t) for t in table)
+        self.size = len(idx)
+
+    def constant(self, value) -> Jet:
+        return Jet(self, [value] + [_mp.zero] * (self.size - 1))
+
+    def variable(self, name: str, value) -> Jet:
+        coeffs = [value] + [_mp.zero] * (self.size - 1)
+        if name in self.names:
+            unit = tuple(1 if n == name else 0 for n in self.names)
+            k = self.position.get(unit)
+            if k is not None:
+                coeffs[k] = _mp.one
+        return Jet(self, coeffs)
+
+    def derivative(self, jet: Jet, partial: Sequence[str]):
+        """``∂^partial f`` from the jet (coefficient times ``α!``)."""
+        alpha = tuple(partial.count(n) for n in self.names)
+        c = jet.c[self.position[alpha]]
+        factor = 1
+        for a in alpha:
+            factor *= math.factorial(a)
+        return c * factor
+
+
+@cache
+def space_for(partials: tuple[tuple[str, ...], ...], names: tuple[str, ...]) -> JetSpace:
+    """The smallest space that holds every partial in ``partials``."""
+    max_degree = {n: max((p.count(n) for p in partials), default=0) for n in names}
+    total = max((len(p) for p in partials), default=0)
+    return JetSpace(names, max_degree, total)
+
+
+class Jet:
+    """Taylor coefficients in a :class:`JetSpace` (list of mpf, index 0 = value)."""
+
+    __slots__ = ("space", "c")
+
+    def __init__(self, space: JetSpace, coeffs: list):
+        self.space = space
+        self.c = coeffs
+
+    @property
+    def value(self):
+        return self.c[0]
+
+    def is_constant(self) -> bool:
+        return all(not x for x in self.c[1:])
+
+    def __add__(self, other: Jet) -> Jet:
+        return Jet(self.space, _sum(self.c, other.c, 1))
+
+    def __sub__(self, other: Jet) -> Jet:
+        return Jet(self.space, _sum(self.c, other.c, -1))
+
+    def __neg__(self) -> Jet:
+        return Jet(self.space, [-x for x in self.c])
+
+    def scale(self, s) -> Jet:
+        return Jet(self.space, [s * x for x in self.c])
+
+    def __mul__(self, other: Jet) -> Jet:
+        a, b = self.c, other.c
+        if self.is_constant():
+            return other.scale(a[0])
+        if other.is_constant():
+            return self.scale(b[0])
+        out = []
+        for pairs in self.space.table:
+            s = _mp.zero
+            for i, j in pairs:
+                s += a[i] * b[j]
+            out.append(s)
+        return Jet(self.space, out)
+
+    def compose(self, coeffs: Sequence) -> Jet:
+        """``Σ_k coeffs[k] · (self - self.value)^k`` (coeffs[k] = f^(k)(value)/k!)."""
+        if self.is_constant():
+            return self.space.constant(coeffs[0])
+        delta = Jet(self.space, [_mp.zero] + list(self.c[1:]))
+        out = self.space.constant(coeffs[0])
+        power = delta
+        for k in range(1, self.space.total + 1):
+            if coeffs[k] != 0:  # NaN (no derivative) must propagate, so no truthiness test
+                out = out + power.scale(coeffs[k])
+            if k < self.space.total:
+                power = power * delta
+        return out
+
+
+def _nan_derivatives(j: Jet) -> Jet:
+    return Jet(j.space, [j.c[0]] + [_mp.nan] * (j.space.size - 1))
+
+
+def _abs(u: Jet) -> Jet:
+    if u.value > 0:
+        return u
+    if u.value < 0:
+        return -u
+    return Jet(u.space, [_mp.zero] + list(u.c[1:])) if u.is_constant() else _nan_derivatives(u)
+
+
+def _extremum(a: Jet, b: Jet, larger: bool) -> Jet:
+    if a.value == b.value:
+        if all(x == y for x, y in zip(a.c, b.c)):
+            return a
+        return _nan_derivatives(a)  # a kink: no derivative exists here
+    return a if (a.value > b.value) == larger else b
+
+
+def _reciprocal(u: Jet) -> Jet:
+    x = u.value
+    n = u.space.total
+    if x == 0:
+        return Jet(u.space, [_mp.nan] * u.space.size)
+    inv = 1 / x
+    coeffs = [inv]
+    for _ in range(n):
+        coeffs.append(-coeffs[-1] * inv)
+    return u.compose(coeffs)
+
+
+_COMPARE = {
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+}
+
+
+def evaluate(node: ex.Node, point: Mapping[str, object], space: JetSpace) -> Jet:
+    """Evaluate an expression over jets at ``point`` (input name -> mpf value).
+
+    Call under ``mpmath.workdps(...)``: every operation uses the current precision.
+    Afterwards :func:`cancelled_bits` tells how many bits cancellation cost.
+    """
+    _LOST[0] = 0
+    variables = {name: space.variable(name, value) for name, value in point.items()}
+    memo: dict[ex.Node, Jet] = {}
+
+    def go(n: ex.Node) -> Jet:
+        hit = memo.get(n)
+        if hit is not None:
+            return hit
+        out = _go(n)
+        memo[n] = out
+        return out
+
+    def _go(n: ex.Node) -> Jet:
+        if isinstance(n, ex.Var):
+            return variables[n.name]
+        if isinstance(n, ex.Num):
+            return space.constant(_mp.mpf(n.text))
+        if isinstance(n, ex.Const):
+            return space.constant(+_mp.pi)
+        if isinstance(n, ex.Unary):
+            return -go(n.arg)
+        if isinstance(n, ex.Binary):
+            left, right = go(n.left), go(n.right)
+            if n.op == "add":
+                return left + right
+            if n.op == "sub":
+                return left - right
+            if n.op == "mul":
+                return left * right
+            if n.op == "div":
+                return left * _reciprocal(right)
+            if right.is_constant():
+                return left.compose(kernels.power(left.value, right.value, space.total))
+            # u**v = exp(v log u): defined for u > 0 only.
+            product = right * left.compose(kernels.log(left.value, space.total))
+            return product.compose(kernels.exp(product.value, space.total))
+        if isinstance(n, ex.Call):
+            if n.func == "abs":
+                return _abs(go(n.args[0]))
+            if n.func in ("maximum", "minimum"):
+                return _extremum(go(n.args[0]), go(n.args[1]), n.func == "maximum")
+            u = go(n.args[0])
+            return u.compose(kernels.UNARY[n.func](u.value, space.total))
+        if isinstance(n, ex.Where):
+            cond = _COMPARE[n.cond.op](go(n.cond.left).value, go(n.cond.right).value)
+            return go(n.then) if cond else go(n.otherwise)
+        raise TypeError(f"cannot evaluate {n!r}")
+
+    return go(node)

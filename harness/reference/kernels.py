@@ -1,0 +1,201 @@
+"""Taylor coefficient kernels of the elementary functions: ``f^(k)(x)/k!`` for k = 0..n,
+in mpmath at the working precision, computed without cancellation where a formula allows
+(see :mod:`harness.reference.jets`). :data:`UNARY` maps each one-argument function of the
+expression language to its kernel; :func:`exp`, :func:`log` and :func:`power` serve the
+``**`` operator."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import cache
+
+import mpmath
+
+__all__ = ["UNARY", "exp", "log", "power"]
+
+_mp = mpmath.mp
+
+
+def _fact(k: int):
+    return _mp.mpf(math.factorial(k))
+
+
+def exp(x, n):
+    """Coefficients of ``exp`` at ``x``, orders 0..n."""
+    e = _mp.exp(x)
+    return [e / _fact(k) for k in range(n + 1)]
+
+
+def _expm1(x, n):
+    c = exp(x, n)
+    c[0] = _mp.expm1(x)
+    return c
+
+
+def log(x, n):
+    """Coefficients of ``log`` at ``x``, orders 0..n (NaN where it has none)."""
+    if x < 0:
+        return [_mp.nan] * (n + 1)
+    if x == 0:
+        return [_mp.ninf] + [_mp.nan] * n
+    out = [_mp.log(x)]
+    for k in range(1, n + 1):
+        out.append((-1) ** (k + 1) / (k * x**k))
+    return out
+
+
+def _log1p(x, n):
+    if x < -1:
+        return [_mp.nan] * (n + 1)
+    if x == -1:
+        return [_mp.ninf] + [_mp.nan] * n
+    y = 1 + x
+    out = [_mp.log1p(x)]
+    for k in range(1, n + 1):
+        out.append((-1) ** (k + 1) / (k * y**k))
+    return out
+
+
+#: log2 of the largest magnitude a power may reach before it is refused: far beyond every
+#: float format, and small enough that mpmath's binary exponent stays a small integer
+#: (``9**9**9**9`` would need an exponent of 10**369693099 and never finish).
+_MAX_LOG2 = 2**40
+
+
+def power(x, c, n):
+    """Coefficients of ``x**c`` for a constant exponent ``c``."""
+    if x != 0 and abs(c) > 1 and abs(c) * abs(_mp.log(abs(x), 2)) > _MAX_LOG2:
+        raise OverflowError(
+            f"a power of magnitude 2**({_mp.nstr(c * _mp.log(abs(x), 2), 3)}) is beyond "
+            "the reference's exponent range (and every float format's)"
+        )
+    out = []
+    integer = c == _mp.floor(c)
+    if x < 0 and not integer:
+        return [_mp.nan] * (n + 1)
+    for k in range(n + 1):
+        b = _mp.binomial(c, k)
+        if b == 0:
+            out.append(_mp.zero)
+        elif x == 0 and c - k < 0:
+            out.append(_mp.nan if k > 0 else (_mp.inf if integer or c < 0 else _mp.nan))
+        elif x == 0:
+            out.append(b if c - k == 0 else _mp.zero)
+        elif integer:
+            out.append(b * x ** int(c - k))
+        else:
+            out.append(b * _mp.power(x, c - k))
+    return out
+
+
+def _sqrt(x, n):
+    if x < 0:
+        return [_mp.nan] * (n + 1)
+    if x == 0:
+        return [_mp.zero] + [_mp.nan] * n
+    return power(x, _mp.mpf(1) / 2, n)
+
+
+def _sin(x, n):
+    s, c = _mp.sin(x), _mp.cos(x)
+    cycle = [s, c, -s, -c]
+    return [cycle[k % 4] / _fact(k) for k in range(n + 1)]
+
+
+def _cos(x, n):
+    s, c = _mp.sin(x), _mp.cos(x)
+    cycle = [c, -s, -c, s]
+    return [cycle[k % 4] / _fact(k) for k in range(n + 1)]
+
+
+def _sinh(x, n):
+    s, c = _mp.sinh(x), _mp.cosh(x)
+    return [(s if k % 2 == 0 else c) / _fact(k) for k in range(n + 1)]
+
+
+def _cosh(x, n):
+    s, c = _mp.sinh(x), _mp.cosh(x)
+    return [(c if k % 2 == 0 else s) / _fact(k) for k in range(n + 1)]
+
+
+@cache
+def _tan_polynomials(n: int) -> tuple[tuple[int, ...], ...]:
+    """Integer coefficients of P_k(t) with tan^(k) x = P_k(tan x); P_{k+1} = (1+t²) P_k'."""
+    polys = [(0, 1)]
+    for _ in range(n):
+        p = polys[-1]
+        d = [i * p[i] for i in range(1, len(p))] or [0]
+        nxt = [0] * (len(d) + 2)
+        for i, a in enumerate(d):
+            nxt[i] += a
+            nxt[i + 2] += a
+        polys.append(tuple(nxt))
+    return tuple(polys)
+
+
+def _tan(x, n):
+    t = _mp.tan(x)
+    out = [t]
+    for k, poly in enumerate(_tan_polynomials(n)[1:], start=1):
+        out.append(sum((a * t**i for i, a in enumerate(poly) if a), _mp.zero) / _fact(k))
+    return out
+
+
+@cache
+def _sigmoid_polynomials(n: int) -> tuple[dict[tuple[int, int], int], ...]:
+    """σ^(k) = Σ c_ij σ^i σ̄^j with σ̄ = σ(-x); d(σ^i σ̄^j) = i σ^i σ̄^(j+1) - j σ^(i+1) σ̄^j."""
+    polys = [{(1, 0): 1}]
+    for _ in range(n):
+        nxt: dict[tuple[int, int], int] = {}
+        for (i, j), c in polys[-1].items():
+            if i:
+                nxt[(i, j + 1)] = nxt.get((i, j + 1), 0) + c * i
+            if j:
+                nxt[(i + 1, j)] = nxt.get((i + 1, j), 0) - c * j
+        polys.append({k: v for k, v in nxt.items() if v})
+    return tuple(polys)
+
+
+def _sigmoid_derivatives(x, n):
+    """[σ(x), σ'(x), ..., σ^(n)(x)] without forming 1 - σ."""
+    s = 1 / (1 + _mp.exp(-x))
+    sb = 1 / (1 + _mp.exp(x))
+    out = []
+    for poly in _sigmoid_polynomials(n):
+        out.append(sum((c * s**i * sb**j for (i, j), c in poly.items()), _mp.zero))
+    return out
+
+
+def _sigmoid(x, n):
+    d = _sigmoid_derivatives(x, n)
+    return [d[k] / _fact(k) for k in range(n + 1)]
+
+
+def _softplus(x, n):
+    value = x + _mp.log1p(_mp.exp(-x)) if x > 0 else _mp.log1p(_mp.exp(x))
+    d = _sigmoid_derivatives(x, max(n - 1, 0))
+    return [value] + [d[k - 1] / _fact(k) for k in range(1, n + 1)]
+
+
+def _tanh(x, n):
+    d = _sigmoid_derivatives(2 * x, n)
+    return [_mp.tanh(x)] + [2 ** (k + 1) * d[k] / _fact(k) for k in range(1, n + 1)]
+
+
+#: The coefficient kernel of each one-argument function of the expression language.
+UNARY: dict[str, Callable] = {
+    "exp": exp,
+    "expm1": _expm1,
+    "log": log,
+    "log1p": _log1p,
+    "sqrt": _sqrt,
+    "sin": _sin,
+    "cos": _cos,
+    "tan": _tan,
+    "sinh": _sinh,
+    "cosh": _cosh,
+    "tanh": _tanh,
+    "sigmoid": _sigmoid,
+    "softplus": _softplus,
+}

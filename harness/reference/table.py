@@ -1,0 +1,300 @@
+"""The reference table of a case, and the store of verified values behind it.
+
+:func:`compute_reference` verifies every partial at every point (:mod:`harness.reference.verify`)
+and lays out one row per (dtype, point, partial), with the finite-difference error model
+(:mod:`harness.numerics.fd_model`) and the reference at inputs as the platform's flush reads them
+(:mod:`harness.numerics.flush`). :class:`ReferenceStore` holds the verified values, cached per case
+in a Parquet file named by a hash of what they depend on (the function, the reference,
+the precision settings); a rerun computes only the (point, partial) pairs it has not
+seen. No TensorFlow here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pandas as pd
+
+from harness.cases.model import Case, Partial
+from harness.numerics.floats import FORMATS, round_mpf
+from harness.reference.verify import (
+    DECIMAL_DIGITS,
+    REFERENCE_VERSION,
+    ReferenceSettings,
+    Verified,
+    estimate_point,
+    evaluator,
+    verify_point,
+)
+from harness.results import ResultsError, read_table, write_table
+
+__all__ = ["ReferenceStore", "cache_key", "compute_reference", "reference_rows"]
+
+
+def cache_key(case: Case, settings: ReferenceSettings) -> str:
+    """What a cached value depends on besides its point and partial."""
+    blob = json.dumps(
+        {
+            "function": case.raw.get("function"),
+            "reference": case.raw.get("reference"),
+            "inputs": list(case.input_names),
+            "precision": settings.precision,
+            "verify": settings.verify_digits,
+            "max": settings.max_precision,
+            "version": REFERENCE_VERSION,
+        },
+        sort_keys=True,
+    ).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+class ReferenceStore:
+    """Verified values of one case at any points, through the per-case cache.
+
+    ``ensure`` verifies what the cache lacks; ``value`` reads a verified value back at
+    high precision (``None``: unreliable, with its message in ``entry``).
+    """
+
+    def __init__(
+        self,
+        case: Case,
+        settings: ReferenceSettings,
+        cache_dir: Path | None,
+        verify: bool = True,
+    ):
+        self.case, self.settings, self.cache_dir = case, settings, cache_dir
+        self.names = list(case.input_names)
+        # An unverified store (one evaluation per point, see estimate_point) is a guide
+        # for a search, never written to the cache of verified values.
+        self.verify = verify
+        self.cache = _load_cache(cache_dir, case, settings) if verify else {}
+        self.computed = 0
+        self._parsed: dict[str, mpmath.mpf] = {}
+        self._rounded: dict[tuple, tuple] = {}
+        #: Memoised derived values (the finite-difference model per dtype and point).
+        self.memo: dict[tuple, object] = {}
+
+    def ensure(
+        self,
+        keys: Sequence[tuple[float, ...]],
+        partials: Sequence[Partial],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Verify ``partials`` at every point in ``keys`` the cache lacks; returns how many
+        points were computed."""
+        labels = {p: self.case.label(p) for p in partials}
+        wanted = set(labels.values())
+        missing = [k for k in dict.fromkeys(keys) if not wanted <= set(self.cache.get(k, ()))]
+        fn = evaluator(self.case, partials)
+        compute = verify_point if self.verify else estimate_point
+        for i, key in enumerate(missing):
+            verified = compute(fn, dict(zip(self.names, key)), partials, self.settings)
+            entry = self.cache.setdefault(key, {})
+            entry.update({labels[p]: _encode(v) for p, v in verified.items()})
+            if progress:
+                progress(i + 1, len(missing))
+        self.computed += len(missing)
+        return len(missing)
+
+    def entry(self, key: tuple[float, ...], partial: Partial) -> tuple[str, float, int, str]:
+        return self.cache[key][self.case.label(partial)]
+
+    def value(self, key: tuple[float, ...], partial: Partial):
+        """The verified value as an mpf (read back far above every format's precision),
+        or ``None`` where it did not verify."""
+        text = self.entry(key, partial)[0]
+        if not text:
+            return None
+        hit = self._parsed.get(text)
+        if hit is None:
+            with mpmath.workdps(_KEEP_DIGITS + 5):
+                hit = self._parsed[text] = mpmath.mpf(text)
+        return hit
+
+    def rounded(self, key: tuple[float, ...], partial: Partial, fmt) -> tuple:
+        """``(reliable, mantissa, exponent, rounded, decimal)`` of a value for the table:
+        rounded once, directly, to ``fmt`` (memoised: the bisection of edges asks for the
+        same inputs again and again)."""
+        memo_key = (key, partial, fmt.name)
+        hit = self._rounded.get(memo_key)
+        if hit is None:
+            value = self.value(key, partial)
+            if value is None:
+                hit = (False, math.nan, 0, math.nan, "")
+            else:
+                with mpmath.workdps(_KEEP_DIGITS + 5):
+                    man, exp = mpmath.frexp(value)
+                    hit = (
+                        True,
+                        float(man),
+                        int(exp),
+                        round_mpf(value, fmt),
+                        mpmath.nstr(value, DECIMAL_DIGITS),
+                    )
+            self._rounded[memo_key] = hit
+        return hit
+
+    def save(self) -> None:
+        if self.computed and self.cache_dir is not None and self.verify:
+            _save_cache(self.cache_dir, self.case, self.settings, self.cache)
+
+
+def compute_reference(
+    case: Case,
+    points: dict[str, pd.DataFrame],
+    settings: ReferenceSettings,
+    cache_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The reference table: one row per (dtype, point, partial) (:func:`reference_rows`).
+
+    ``points[dtype]`` holds the points as represented in that dtype (see
+    :func:`harness.cases.points.represent`). Returns the table and counts (``computed``,
+    ``cached``: points of the case; ``stencil_points``: further points at which the
+    error model or the flushed inputs needed the reference).
+    """
+    names = list(case.input_names)
+    store = ReferenceStore(case, settings, cache_dir)
+    unique: dict[tuple[float, ...], None] = {}
+    for frame in points.values():
+        for row in frame[names].itertuples(index=False, name=None):
+            unique.setdefault(tuple(float(v) for v in row), None)
+    computed = store.ensure(list(unique), list(case.partials), progress)
+    table = reference_rows(case, points, store)
+    store.save()
+    counts = {
+        "computed": computed,
+        "cached": len(unique) - computed,
+        "stencil_points": store.computed - computed,
+    }
+    return table, counts
+
+
+def reference_rows(
+    case: Case, points: dict[str, pd.DataFrame], store: ReferenceStore, model: bool = True
+) -> pd.DataFrame:
+    """One row per (dtype, point, partial of the case) from values verified in ``store``
+    (the case's partials must be there already). Columns: ``dtype point <inputs>
+    subnormal partial order reference reference_mantissa reference_exponent
+    reference_rounded reliable digits precision message``; with ``model``, the
+    finite-difference error model of every derivative
+    (:func:`harness.numerics.fd_model.finite_difference_model`); and, at points with a subnormal
+    input, the reference at the input as a flush reads it
+    (:func:`harness.numerics.flush.flushed_reference`)."""
+    from harness.numerics.fd_model import FD_COLUMNS, finite_difference_model
+    from harness.numerics.flush import flushed_reference
+
+    names = list(case.input_names)
+    labels = {p: case.label(p) for p in case.partials}
+    rows = []
+    for dtype, frame in points.items():
+        fmt = FORMATS[dtype]
+        for rec in frame.to_dict("records"):
+            key = tuple(float(rec[n]) for n in names)
+            for p in case.partials:
+                _, digits, precision, message = store.entry(key, p)
+                reliable, man, exp, rounded, decimal = store.rounded(key, p, fmt)
+                rows.append(
+                    {
+                        "dtype": dtype,
+                        "point": int(rec["point"]),
+                        **{n: rec[n] for n in names},
+                        "subnormal": bool(rec.get("subnormal", False)),
+                        "partial": labels[p],
+                        "order": len(p),
+                        "reference": decimal,
+                        "reference_mantissa": float(man),
+                        "reference_exponent": int(exp),
+                        "reference_rounded": rounded,
+                        "reliable": reliable,
+                        "digits": digits,
+                        "precision": precision,
+                        "message": message,
+                    }
+                )
+    table = pd.DataFrame(rows)
+    keys = ["dtype", "point", "partial"]
+    if model:
+        table = table.merge(
+            finite_difference_model(case, points, store), on=keys, how="left", validate="1:1"
+        )
+    else:
+        for c in FD_COLUMNS:
+            table[c] = np.nan if c != "fd_note" else ""
+    flushed = flushed_reference(case, points, store)
+    table = table.merge(flushed, on=keys, how="left", validate="one_to_one")
+    table["flush_input_defined"] = table["flush_input_defined"].astype("boolean")
+    table["flush_input_rounded"] = table["flush_input_rounded"].astype(np.float64)
+    return table
+
+
+# Cached values keep the full verified digits as a decimal string with enough digits to
+# round-trip the verified value's meaningful part; rounding to a dtype reads it back at
+# high precision, then rounds once.
+_KEEP_DIGITS = 60
+
+
+def _encode(v: Verified) -> tuple[str, float, int, str]:
+    if v.value is None:
+        return ("", float(v.digits), int(v.precision), v.message)
+    with mpmath.workdps(_KEEP_DIGITS + 5):
+        text = mpmath.nstr(v.value, _KEEP_DIGITS, strip_zeros=False, min_fixed=1, max_fixed=0)
+    return (text, float(min(v.digits, 1e6)), int(v.precision), v.message)
+
+
+def _cache_path(cache_dir: Path, case: Case, settings: ReferenceSettings) -> Path:
+    return Path(cache_dir) / f"{case.id}-{cache_key(case, settings)}.parquet"
+
+
+def _load_cache(cache_dir: Path | None, case: Case, settings: ReferenceSettings) -> dict:
+    if cache_dir is None:
+        return {}
+    path = _cache_path(cache_dir, case, settings)
+    if not path.exists():
+        return {}
+    try:
+        frame = read_table(path)
+    except ResultsError:
+        return {}  # a damaged cache is recomputed (and rewritten), never trusted
+    names = list(case.input_names)
+    out: dict = {}
+    for rec in frame.to_dict("records"):
+        key = tuple(float(rec[n]) for n in names)
+        out.setdefault(key, {})[rec["partial"]] = (
+            rec["value"],
+            float(rec["digits"]),
+            int(rec["precision"]),
+            rec["message"],
+        )
+    return out
+
+
+def _save_cache(cache_dir: Path, case: Case, settings: ReferenceSettings, cache: dict) -> None:
+    names = list(case.input_names)
+    rows = []
+    for key, entry in cache.items():
+        for label, (text, digits, precision, message) in entry.items():
+            rows.append(
+                {
+                    **dict(zip(names, key)),
+                    "partial": label,
+                    "value": text,
+                    "digits": digits,
+                    "precision": precision,
+                    "message": message,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    for n in names:
+        frame[n] = frame[n].astype(np.float64)
+    write_table(
+        frame,
+        _cache_path(cache_dir, case, settings),
+        {"kind": "reference-cache", "case": case.id, "key": cache_key(case, settings)},
+    )

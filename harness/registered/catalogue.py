@@ -1,0 +1,71 @@
+"""The lookup of registered implementations and references (a case's ``registered:``).
+
+Importing this module registers everything the package ships
+(:mod:`harness.registered.seeds`); :mod:`harness.registered.register` holds the
+decorators and the tables.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+
+from harness.registered import seeds  # noqa: F401  (registers on import)
+from harness.registered.register import IMPLEMENTATIONS, REFERENCES, Registered
+
+__all__ = ["Registered", "get", "get_reference", "names", "reference_names", "source"]
+
+
+def names() -> list[str]:
+    """Names of the registered implementations."""
+    return sorted(IMPLEMENTATIONS)
+
+
+def get(name: str) -> Registered:
+    """The registered implementation ``name`` (KeyError if unknown)."""
+    return IMPLEMENTATIONS[name]
+
+
+def reference_names() -> list[str]:
+    return sorted(REFERENCES)
+
+
+def get_reference(name: str) -> Registered:
+    return REFERENCES[name]
+
+
+def source(name: str) -> tuple[str, str]:
+    """The source of registered implementation ``name`` as standalone code: its factory
+    and every module-level function and constant of its module that the factory uses,
+    directly or through another, in the module's order, decorators dropped; and the
+    factory's name. Imports inside those functions (SciPy, NumPy) stay as written."""
+    factory = get(name).factory
+    module = sys.modules[factory.__module__]
+    text = inspect.getsource(module)
+    tree = ast.parse(text)
+    defined: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    defined[t.id] = node
+    wanted: set[int] = set()
+    todo = [factory.__name__]
+    while todo:
+        node = defined.get(todo.pop())
+        if node is None or id(node) in wanted:
+            continue
+        wanted.add(id(node))
+        body = node.body if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else [node]
+        for part in body:
+            todo.extend(n.id for n in ast.walk(part) if isinstance(n, ast.Name))
+    lines = text.splitlines()
+    blocks = []
+    for node in tree.body:
+        if id(node) in wanted:
+            blocks.append("\n".join(lines[node.lineno - 1 : node.end_lineno]))  # no decorators
+    return "\n\n\n".join(blocks), factory.__name__

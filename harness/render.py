@@ -1,0 +1,66 @@
+"""The report stage: ``reports/index.html`` and one page per case, from the result tables.
+
+An expression case's page is :func:`harness.report.case_page.case_page`, an experiment's
+:func:`harness.experiments.page.experiment_page`; both read only the result tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from harness.cases.experiment_kinds import ExperimentCase
+from harness.experiments.page import experiment_page
+from harness.judge.compare import input_columns
+from harness.report.case_page import case_notes, case_page
+from harness.report.findings_list import load_case_quietly
+from harness.report.index import render_index
+from harness.results import atomic_write_text, read_metadata, read_table
+
+__all__ = ["render_case", "render_reports"]
+
+
+def render_case(
+    case_id: str,
+    results: str | Path = "results",
+    reports: str | Path = "reports",
+    cases: str | Path = "cases",
+    summary: pd.DataFrame | None = None,
+) -> Path:
+    """Write ``reports/<case_id>.html``; returns its path. Without the case's ``summary``
+    rows it reads the one the compare stage wrote beside the errors table (or summarises
+    the table itself), so each page can be its own job, in parallel with the other cases."""
+    from harness.judge.collect import case_findings, case_summary
+
+    errors_path = Path(results) / case_id / "errors.parquet"
+    errors = read_table(errors_path)
+    meta = read_metadata(errors_path)
+    case = load_case_quietly(cases, case_id)
+    inputs = list(case.input_names) if case else input_columns(errors)
+    if summary is None:
+        summary = case_summary(errors_path, inputs)
+    findings = case_findings(errors_path, inputs)
+    notes = case_notes(case_id, case, meta, summary)
+    out = Path(reports) / f"{case_id}.html"
+    if isinstance(case, ExperimentCase):
+        reference = (meta.get("inputs") or {}).get("reference") or {}
+        errors.attrs["parameters"] = (meta.get("selection") or {}).get("parameters")
+        text = experiment_page(case, errors, summary, reference.get("facts"), findings, notes)
+    else:
+        text = case_page(case_id, errors, summary, case, findings, notes)
+    atomic_write_text(out, text)
+    return out
+
+
+def render_reports(
+    results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
+) -> list[Path]:
+    """Write ``reports/index.html`` and ``reports/<case>.html`` for every case in
+    ``results/summary.parquet``; returns the paths."""
+    summary = read_table(Path(results) / "summary.parquet")
+    pages = [
+        render_case(c, results, reports, cases, summary[summary.case == c])
+        for c in sorted(summary.case.unique())
+    ]
+    return [render_index(results, reports, cases), *pages]

@@ -1,0 +1,122 @@
+"""A case's page, from its result tables (the report stage writes it, :mod:`harness.render`).
+
+Pages are self-contained: every figure is an SVG drawn by matplotlib and inlined in the
+page (heavy layers, the lines and bands, are rasterised inside the SVG to keep pages
+small), styles are inline, and there is no script, font or image from anywhere else.
+A page opens from disk with no server and no network. Static SVG was chosen over an
+interactive plotting library because it needs nothing at view time and survives being
+mailed, archived or opened in ten years; the small multiples (one panel per dtype and
+mode) replace toggles.
+
+Everything shown is derived from ``results/summary.parquet`` and the per-case errors
+tables; nothing is computed anew.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from harness.judge.compare import input_columns
+from harness.report.figures import axis_input, band_figure, bits_figure
+from harness.report.findings_list import findings_list, platform_note, stale_note, statements
+from harness.report.html import e, page
+from harness.report.html import table as html_table
+from harness.report.sections import expectations_section, outcomes_section, worst_section
+
+__all__ = ["case_notes", "case_page"]
+
+
+def case_page(
+    case_id: str,
+    errors: pd.DataFrame,
+    summary: pd.DataFrame,
+    case=None,
+    findings: pd.DataFrame | None = None,
+    notes: str = "",
+) -> str:
+    """A case's page: its findings first, each derivative's beside its band chart (their
+    edges marked), then the bits of error, stable domains, worst points, expectations.
+    ``notes``: HTML put first (a stale-results warning, the platform's flush)."""
+    inputs = input_columns(errors)
+    x_name = axis_input(errors, inputs)
+    title = case.title if case else case_id
+    stated = statements(findings if findings is not None else pd.DataFrame())
+    parts = [f'<p><a href="index.html">&larr; all cases</a></p><h1>{e(title)}</h1>', notes]
+    unexpected = stated[stated["expected"] == "unexpected"] if not stated.empty else stated
+    parts.append(
+        f"<h2>Findings</h2><p>{len(unexpected)} unexpected and "
+        f"{len(stated) - len(unexpected)} expected (the derivatives below list theirs beside "
+        "their charts).</p>" + findings_list(stated, anchor=False, limit=25)
+    )
+    if case is not None:
+        parts.append(f"<p><b>Source.</b> {e(case.source)}</p>")
+        if case.notes:
+            parts.append(f"<p><b>Notes.</b> {e(case.notes)}</p>")
+        impl_rows = [
+            {
+                "implementation": i.name,
+                "kind": i.kind,
+                "definition": i.registered or i.text,
+                "description": i.description,
+            }
+            for i in case.implementations
+        ]
+        parts.append("<h2>Implementations</h2>" + html_table(pd.DataFrame(impl_rows)))
+        parts.append(
+            f"<p>Function: <code>{e(case.function_text)}</code>; reference: "
+            f"<code>{e(case.reference.text)}</code> in mpmath, verified.</p>"
+        )
+    parts.append(outcomes_section(errors))
+    parts.append("<h2>Expectations</h2>" + expectations_section(case, errors))
+    for partial in sorted(errors.partial.unique(), key=lambda p: (len(p), p)):
+        label = partial or "f"
+        sub = errors[errors.partial == partial]
+        mine = stated[stated["partial"] == partial] if not stated.empty else stated
+        marks = [
+            (r.dtype, x, r.outcome)
+            for r in mine.itertuples(index=False)
+            for x, is_open in ((r.lo, r.lo_open), (r.hi, r.hi_open))
+            if not is_open
+        ]
+        parts.append(f'<h2 id="d-{e(label)}">Derivative {e(label)} (order {len(partial)})</h2>')
+        parts.append(
+            '<div class="pair">'
+            f'<figure class="plot">{band_figure(sub, x_name, label, marks)}</figure>'
+            f'<div class="side"><h3>Findings</h3>{findings_list(mine, anchor=True)}</div>'
+            "</div>"
+        )
+        parts.append(f'<figure class="plot">{bits_figure(sub, x_name, label)}</figure>')
+        dom = summary[(summary.case == case_id) & (summary.partial == partial)]
+        if not dom.empty:
+            domain = dom[
+                [
+                    "implementation",
+                    "method",
+                    "mode",
+                    "dtype",
+                    "ok",
+                    "points",
+                    "max_bits",
+                    "stable_domain",
+                ]
+            ]
+            parts.append(
+                f"<details><summary>Stable domain ({len(domain)} combinations)"
+                f"</summary>{html_table(domain, numeric=('ok', 'points', 'max_bits'))}"
+                "</details>"
+            )
+    parts.append(worst_section(errors, inputs, "Worst points"))
+    return page(f"{title} - harness report", "\n".join(parts))
+
+
+def case_notes(case_id: str, case, meta: dict, summary: pd.DataFrame) -> str:
+    """A case page's notes: stale results, and the platform's flush with its rows."""
+    stale = stale_note(case_id, meta.get("case_hash"), case.content_hash if case else None)
+    flags = ((meta.get("inputs") or {}).get("evaluations") or {}).get("platform") or {}
+    flushed = summary[summary["flushed"] > 0] if "flushed" in summary else None
+    flush = ""
+    if flushed is not None and not flushed.empty:
+        flush = "<h2>Platform: subnormal numbers</h2>" + platform_note(
+            {case_id: flags.get("flush")}, flushed
+        )
+    return stale + flush

@@ -1,0 +1,137 @@
+"""HTML building blocks of the report pages: escaping, the page shell and its styles,
+the outcome colours and their key, tables. Pages are self-contained: styles inline, no
+script, font or image from anywhere else."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from harness.judge.compare import OUTCOMES
+
+__all__ = ["COLOURS", "MEANING", "SEVERITY", "e", "key", "page", "svg", "table"]
+
+#: One colour per outcome, the key on every page.
+COLOURS = {
+    "ok": "#2e7d32",
+    "inaccurate": "#f9a825",
+    "wrong": "#c62828",
+    "nan": "#6a1b9a",
+    "inf": "#ef6c00",
+    "zero": "#1565c0",
+    "missing": "#8d6e63",
+    "error": "#212121",
+    "ref_unreliable": "#cfd8dc",
+    "flushed": "#80cbc4",
+}
+MEANING = {
+    "ok": "within tolerance of the rounded reference",
+    "inaccurate": "finite, beyond tolerance, right sign and magnitude",
+    "wrong": "finite, wrong sign or off by a factor of 2 or more",
+    "nan": "NaN",
+    "inf": "infinite where the rounded reference is finite",
+    "zero": "0 where the rounded reference is not",
+    "missing": "the framework returned no gradient (None)",
+    "error": "the framework raised an exception",
+    "ref_unreliable": "the reference did not verify here; not judged",
+    "flushed": "what the platform's flush of subnormals gives (a platform effect, reported apart)",
+}
+#: Most severe first: the colour of a matrix cell is its most severe outcome.
+SEVERITY = (
+    "error",
+    "wrong",
+    "nan",
+    "inf",
+    "zero",
+    "missing",
+    "inaccurate",
+    "flushed",
+    "ok",
+    "ref_unreliable",
+)
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5rem auto;
+max-width:1300px;padding:0 1rem;color:#212121;line-height:1.4}
+h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+h3{font-size:1.05rem}table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
+th,td{border:1px solid #ddd;padding:.2rem .45rem;text-align:left;vertical-align:top}
+th{background:#f5f5f5}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.key span{display:inline-block;margin:.15rem .6rem .15rem 0;font-size:.85rem}
+.sw{display:inline-block;width:.9rem;height:.9rem;vertical-align:middle;margin-right:.25rem;
+border:1px solid #999}.cell{color:#fff;text-align:center;font-size:.75rem;min-width:2.3rem}
+.cell.light{color:#212121}.muted{color:#666}.big{font-size:1.6rem;font-weight:600}
+.headline td{padding:.4rem .9rem}figure{margin:.5rem 0}figure svg{max-width:100%;height:auto}
+code{background:#f5f5f5;padding:0 .2rem}details{margin:.4rem 0}
+ol.findings{padding-left:1.6rem;font-size:.9rem}ol.findings li{margin:.2rem 0}
+ol.findings li:target{background:#fff8e1}.stale{background:#ffebee;padding:.5rem;
+border:1px solid #c62828}.pair{display:flex;gap:1rem;align-items:flex-start;flex-wrap:wrap}
+.pair figure{flex:3 1 700px}.pair .side{flex:2 1 320px;max-width:560px}
+.mark{font-weight:700;color:#c62828}
+"""
+
+
+def e(text: object) -> str:
+    """``text`` escaped for HTML (quotes too)."""
+    return html.escape(str(text), quote=True)
+
+
+def page(title: str, body: str) -> str:
+    """A whole self-contained HTML page."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{e(title)}</title><style>{CSS}</style></head><body>\n{body}\n</body></html>\n"
+    )
+
+
+def key() -> str:
+    """The colour key of every outcome, with its meaning."""
+    items = "".join(
+        f'<span><i class="sw" style="background:{COLOURS[o]}"></i><b>{o}</b> '
+        f'<span class="muted">{e(MEANING[o])}</span></span>'
+        for o in OUTCOMES
+    )
+    return f'<div class="key">{items}</div>'
+
+
+def table(frame: pd.DataFrame, numeric: Sequence[str] = ()) -> str:
+    """``frame`` as an HTML table (``numeric`` columns right-aligned; floats to 3 digits)."""
+    head = "".join(f"<th>{e(c)}</th>" for c in frame.columns)
+    rows = []
+    for rec in frame.itertuples(index=False):
+        cells = []
+        for c, v in zip(frame.columns, rec):
+            if isinstance(v, float):
+                v = "" if np.isnan(v) else f"{v:.3g}"
+            cls = ' class="num"' if c in numeric else ""
+            cells.append(f"<td{cls}>{e(v)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def svg(fig) -> str:
+    """A matplotlib figure as inline SVG (no metadata, so pages repeat byte for byte);
+    closes the figure."""
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    # No metadata block: it carries a render date (pages would differ run to run) and
+    # RDF namespace addresses that look like links.
+    # Fixed margins (see _grid in harness.report.figures), not bbox_inches="tight" or tight_layout: each of those
+    # lays out every log axis's ticks again, most of a page's time.
+    fig.savefig(
+        buf,
+        format="svg",
+        dpi=110,
+        metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+    )
+    plt.close(fig)
+    text = buf.getvalue()
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    return text[text.index("<svg") :]

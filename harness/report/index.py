@@ -1,0 +1,225 @@
+"""The study's index page: headline counts, the ranked findings (unexpected first), the
+expectations that did not hold, the platform's flush, the outcome matrix, the cases and
+the provenance (:func:`render_index`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from harness.judge.compare import OUTCOMES
+from harness.report.findings_list import findings_list, load_case_quietly, platform_note, statements
+from harness.report.html import e, key, page
+from harness.report.html import table as html_table
+from harness.results import atomic_write_text, read_metadata, read_table
+
+__all__ = ["index_page", "render_index"]
+
+_DTYPE_ORDER = ("float16", "bfloat16", "float32", "float64")
+
+
+def _share_colour(share: float) -> str:
+    """Red (0% ok) through amber to green (100% ok)."""
+    stops = [(0.0, (198, 40, 40)), (0.9, (249, 168, 37)), (1.0, (46, 125, 50))]
+    for (a, ca), (b, cb) in zip(stops, stops[1:]):
+        if share <= b:
+            w = 0.0 if b == a else (share - a) / (b - a)
+            rgb = [round(x + w * (y - x)) for x, y in zip(ca, cb)]
+            return "#{:02x}{:02x}{:02x}".format(*rgb)
+    return "#2e7d32"
+
+
+def _matrix(summary: pd.DataFrame, findings: pd.DataFrame) -> str:
+    """Cases x implementations against dtypes x orders: the share of ok values over
+    every method and mode (flushed and unreliable rows aside), and a mark with the
+    number of unexpected findings in the cell."""
+    dtypes = [d for d in _DTYPE_ORDER if d in set(summary.dtype)]
+    orders = sorted(summary.order.unique())
+    head = (
+        "<tr><th>case</th><th>implementation</th>"
+        + "".join(f"<th>{d}<br>order {o}</th>" for d in dtypes for o in orders)
+        + "</tr>"
+    )
+    unexpected = (
+        findings[findings["expected"] == "unexpected"]
+        .groupby(["case", "implementation", "dtype", "order"])
+        .size()
+        .to_dict()
+        if not findings.empty
+        else {}
+    )
+    rows = []
+    for (case, impl), g in summary.groupby(["case", "implementation"], sort=True):
+        cells = []
+        for d in dtypes:
+            for o in orders:
+                c = g[(g.dtype == d) & (g.order == o)]
+                if c.empty:
+                    cells.append("<td></td>")
+                    continue
+                totals = {k: int(c[k].sum()) for k in OUTCOMES}
+                judged = sum(v for k, v in totals.items() if k not in ("ref_unreliable", "flushed"))
+                share = totals["ok"] / judged if judged else 1.0
+                n = unexpected.get((case, impl, d, o), 0)
+                mark = f' <span title="unexpected findings">●{n}</span>' if n else ""
+                tip = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
+                light = " light" if 0.5 < share < 0.97 else ""
+                cells.append(
+                    f'<td class="cell{light}" style="background:{_share_colour(share)}" '
+                    f'title="{e(tip)}">{100 * share:.0f}%{mark}</td>'
+                )
+        rows.append(
+            f'<tr><td><a href="{e(case)}.html">{e(case)}</a></td>'
+            f"<td>{e(impl)}</td>{''.join(cells)}</tr>"
+        )
+    return (
+        f'<table>{head}{"".join(rows)}</table><p class="muted">Each cell: the share of '
+        "judged values that are ok over every method and mode (flushed and unreliable rows "
+        "aside), coloured from red (none) to green (all); ●N: N unexpected findings.</p>"
+    )
+
+
+def _broken_expectations(summary: pd.DataFrame) -> str:
+    broken = summary[summary["expected_broken"] > 0]
+    if broken.empty:
+        return '<p class="muted">Every expectation held.</p>'
+    keys = ["case", "implementation", "method", "mode", "dtype", "derivative"]
+    return html_table(broken[[*keys, "expected_held", "expected_broken", "worst"]])
+
+
+def index_page(
+    summary: pd.DataFrame,
+    meta: dict,
+    case_meta: dict[str, dict],
+    broken_cases: dict[str, list[str]],
+    findings: pd.DataFrame | None = None,
+) -> str:
+    """The study's index: headline counts, the ranked findings (unexpected first), the
+    platform's flush, the outcome matrix, the cases, provenance."""
+    findings = findings if findings is not None else pd.DataFrame()
+    stated = statements(findings)
+    totals = {o: int(summary[o].sum()) for o in OUTCOMES}
+    judged = sum(v for k, v in totals.items() if k not in ("ref_unreliable", "flushed"))
+    unexpected = stated[stated["expected"] == "unexpected"] if not stated.empty else stated
+    expected = stated[stated["expected"] == "expected"] if not stated.empty else stated
+    per_impl = int((findings["expected"] == "unexpected").sum()) if not findings.empty else 0
+    partly = int((unexpected["held"] > 0).sum()) if "held" in unexpected else 0
+    stale = [c for c, m in case_meta.items() if m.get("stale")]
+
+    def cell(number, what: str) -> str:
+        return f'<td><div class="big">{number}</div>{what}</td>'
+
+    headline = (
+        '<table class="headline"><tr>'
+        + cell(
+            len(unexpected),
+            f"distinct unexpected findings<br>({per_impl} per implementation; {partly} "
+            "partly covered by an expectation)",
+        )
+        + cell(len(expected), "expected findings")
+        + cell(int((summary["expected_broken"] > 0).sum()), "combinations breaking an expectation")
+        + cell(f"{totals['flushed']:,}", "flushed rows (platform)")
+        + cell(f"{totals['ref_unreliable']:,}", "unreliable references")
+        + cell(summary.case.nunique(), "cases")
+        + cell(f"{judged:,}", f"values judged, {100 * totals['ok'] / max(judged, 1):.1f}% ok")
+        + cell(len(broken_cases), "case files that do not validate")
+        + "</tr></table>"
+    )
+    tf = next((m.get("tensorflow") for m in case_meta.values() if m.get("tensorflow")), {}) or {}
+    first = next(iter(case_meta.values()), {})
+    prov = {
+        "created": meta.get("created"),
+        "git commit": f"{meta.get('git', {}).get('commit')} "
+        f"({'dirty' if meta.get('git', {}).get('dirty') else 'clean'})",
+        "python": meta.get("python"),
+        "platform": meta.get("platform"),
+        "cpu": meta.get("cpu"),
+        "tensorflow": f"{tf.get('tensorflow')} on {', '.join(tf.get('devices', []))}",
+        "grappler options": json.dumps(tf.get("grappler_options")),
+        "packages": ", ".join(f"{k} {v}" for k, v in (meta.get("packages") or {}).items()),
+        "study settings": json.dumps(first.get("selection")),
+        "reference": json.dumps(first.get("reference")),
+        "seed": first.get("seed"),
+    }
+    prov_rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in prov.items())
+    cases = "".join(
+        f'<li><a href="{e(c)}.html">{e(c)}</a> <span class="muted">'
+        f"{e(case_meta.get(c, {}).get('title', ''))}</span>"
+        + (' <b class="mark">stale results</b>' if c in stale else "")
+        + "</li>"
+        for c in sorted(summary.case.unique())
+    )
+    broken = "".join(
+        f"<li><b>{e(c)}</b><pre>{e(chr(10).join(p))}</pre></li>"
+        for c, p in sorted(broken_cases.items())
+    )
+    stale_text = (
+        f'<p class="stale"><b>Stale results</b> for {e(", ".join(stale))}: computed from '
+        "another version of the case file; rerun them.</p>"
+        if stale
+        else ""
+    )
+    flushed = summary[summary["flushed"] > 0] if "flushed" in summary else None
+    flags = {c: m.get("flush") for c, m in case_meta.items()}
+    body = (
+        "<h1>Higher-order derivative study</h1>"
+        + stale_text
+        + headline
+        + f"<h2>Findings: unexpected ({len(unexpected)})</h2>"
+        + findings_list(unexpected, link_case=True, limit=40)
+        + f"<h2>Findings: expected ({len(expected)})</h2>"
+        + findings_list(expected, link_case=True, limit=20)
+        + "<h2>Expectations that did not hold</h2>"
+        + _broken_expectations(summary)
+        + "<h2>Platform: subnormal numbers</h2>"
+        + platform_note(flags, flushed)
+        + "<h2>Outcome matrix</h2>"
+        + key()
+        + _matrix(summary, findings)
+        + "<h2>Cases</h2><ul>"
+        + cases
+        + "</ul>"
+        + (f"<h2>Case files that do not validate</h2><ul>{broken}</ul>" if broken else "")
+        + f"<h2>Provenance</h2><table>{prov_rows}</table>"
+    )
+    return page("harness report", body)
+
+
+def render_index(
+    results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
+) -> Path:
+    """Write ``reports/index.html`` from ``results/summary.parquet`` and
+    ``results/findings.parquet``; returns its path."""
+    from harness.cases.load import validate_paths
+    from harness.judge.collect import case_findings
+
+    results, reports = Path(results), Path(reports)
+    summary = read_table(results / "summary.parquet")
+    meta = read_metadata(results / "summary.parquet")
+    _, problems = validate_paths(sorted(Path(cases).glob("*.yaml")))
+    broken: dict[str, list[str]] = {}
+    for p in problems:
+        broken.setdefault(Path(p.file).stem, []).append(str(p))
+    case_meta = {}
+    for case_id in sorted(summary.case.unique()):
+        case = load_case_quietly(cases, case_id)
+        path = results / case_id / "errors.parquet"
+        recorded = read_metadata(path)
+        evaluations = (recorded.get("inputs") or {}).get("evaluations") or {}
+        case_meta[case_id] = {
+            **recorded,
+            "title": case.title if case else "",
+            "stale": bool(case and recorded.get("case_hash") != case.content_hash),
+            "flush": (evaluations.get("platform") or {}).get("flush"),
+        }
+    found = results / "findings.parquet"
+    if found.exists():
+        findings = read_table(found)
+    else:
+        parts = [case_findings(results / c / "errors.parquet") for c in case_meta]
+        findings = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    index = reports / "index.html"
+    atomic_write_text(index, index_page(summary, meta, case_meta, broken, findings))
+    return index

@@ -1,0 +1,151 @@
+"""The package's shape: imports point one way, modules fit in one reading, private names
+stay in their module. Every import statement of every module counts, those inside
+functions too (a lazy import is still a dependency)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "harness"
+
+#: The stages bottom to top: a module may import from its own layer and the ones before.
+#: Root modules that are not listed here (the top: the command line, the pipeline, the
+#: workflow) may import anything.
+LAYERS = (
+    ("numerics", "results", "provenance"),
+    ("registered",),
+    ("cases",),
+    ("reference",),
+    ("backends",),
+    ("judge",),
+    ("edges",),
+    ("report",),
+    ("experiments",),
+)
+MAX_LINES = 450
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ("harness", *path.relative_to(PACKAGE).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[str, str, int]]:
+    """(imported module, imported name or "", line) for every import of a package module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                if f"{target}.{alias.name}" in modules:
+                    out.append((f"{target}.{alias.name}", "", node.lineno))
+                elif target in modules:
+                    out.append((target, alias.name, node.lineno))
+        elif isinstance(node, ast.Import):
+            out += [(a.name, "", node.lineno) for a in node.names if a.name in modules]
+    return [(t, n, line) for t, n, line in out if t != name]
+
+
+def _graph():
+    modules = _modules()
+    return modules, {m: _imports(m, p, modules) for m, p in modules.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _layer(module: str) -> int | None:
+    part = module.split(".")[1] if "." in module else ""
+    for i, names in enumerate(LAYERS):
+        if part in names:
+            return i
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circles():
+    _, imports = _graph()
+    graph = {m: {t for t, _, _ in edges} for m, edges in imports.items()}
+    assert _cycles(graph) == []
+
+
+def test_imports_point_down_the_stages():
+    _, imports = _graph()
+    upward = []
+    for module, edges in imports.items():
+        mine = _layer(module)
+        if mine is None:
+            continue  # the top: command line, pipeline, workflow
+        for target, _, line in edges:
+            theirs = _layer(target)
+            if theirs is None or theirs > mine:
+                upward.append(f"{module}:{line} imports {target}")
+    assert upward == []
+
+
+def test_no_module_imports_another_modules_private_names():
+    _, imports = _graph()
+    private = [
+        f"{m}:{line} imports {t}.{n}"
+        for m, edges in imports.items()
+        for t, n, line in edges
+        if n.startswith("_") and not n.startswith("__")
+    ]
+    assert private == []
+
+
+@pytest.mark.parametrize("module", sorted(_modules()))
+def test_module_fits_in_one_reading(module):
+    lines = _modules()[module].read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, f"{module}: {lines} lines"
+
+
+def test_every_stage_has_its_folder():
+    for names in LAYERS:
+        for name in names:
+            assert (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file(), name
