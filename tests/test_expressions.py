@@ -164,6 +164,8 @@ REFUSED = [
     ("exp", "function 'exp' used without a call", 1),
     ("exp(x, y)", "exp() takes 1 argument(s), got 2", 1),
     ("maximum(x)", "maximum() takes 2 argument(s), got 1", 1),
+    ("logsumexp(x)", "logsumexp() takes 2 to 8 arguments, got 1", 1),
+    ("log_softmax(x, x, x, x, x, x, x, x, x)", "log_softmax() takes 2 to 8 arguments, got 9", 1),
     ("x % 2", "operator '%' is not allowed (use + - * / **)", 1),
     ("x // 2", "operator '//' is not allowed", 1),
     ("x @ y", "operator '@' is not allowed", 1),

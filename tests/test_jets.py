@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import pytest
 
@@ -41,6 +43,48 @@ FUNCTIONS = {
     "maximum(x, 0.5)": lambda x: max(x, mpmath.mpf("0.5")),
     "where(x < 1, x**2, 1/x)": lambda x: x**2 if x < 1 else 1 / x,
     "1/(1 + (1/x - 1)*exp(-pi*x))": lambda x: 1 / (1 + (1 / x - 1) * mpmath.exp(-mpmath.pi * x)),
+    # The kernels people differentiate and file bugs about, each from its textbook
+    # definition in mpmath (SELU's constants from Klambauer et al. 2017, written out).
+    "log_sigmoid(x)": lambda x: -mpmath.log(1 + mpmath.exp(-x)),
+    "elu(x - 1)": lambda x: x - 1 if x > 1 else mpmath.exp(x - 1) - 1,
+    "selu(x - 1)": lambda x: (
+        mpmath.mpf("1.0507009873554804934193349852946")
+        * (
+            x - 1
+            if x > 1
+            else mpmath.mpf("1.6732632423543772848170429916717") * (mpmath.exp(x - 1) - 1)
+        )
+    ),
+    "gelu(x - 1)": lambda x: (x - 1) * mpmath.ncdf(x - 1),
+    "gelu_tanh(x - 1)": lambda x: (
+        (x - 1)
+        / 2
+        * (
+            1
+            + mpmath.tanh(
+                mpmath.sqrt(2 / mpmath.pi) * (x - 1 + mpmath.mpf("0.044715") * (x - 1) ** 3)
+            )
+        )
+    ),
+    "erf(x)": mpmath.erf,
+    "erfc(x)": lambda x: 1 - mpmath.erf(x),
+    "lgamma(x - 2)": lambda x: mpmath.log(abs(mpmath.gamma(x - 2))),
+    "digamma(x)": mpmath.digamma,
+    "atan(x - 1)": lambda x: mpmath.atan(x - 1),
+    "asinh(x - 1)": lambda x: mpmath.log(x - 1 + mpmath.sqrt((x - 1) ** 2 + 1)),
+    "acosh(x + 1)": lambda x: mpmath.log(x + 1 + mpmath.sqrt((x + 1) ** 2 - 1)),
+    "atanh(x - 1)": lambda x: mpmath.log((1 + (x - 1)) / (1 - (x - 1))) / 2,
+    "atan2(x, 0.7)": lambda x: mpmath.atan2(x, mpmath.mpf("0.7")),
+    "atan2(-0.6, x - 1)": lambda x: mpmath.atan2(mpmath.mpf("-0.6"), x - 1),
+    "xlogy(x, x + 1)": lambda x: x * mpmath.log(x + 1),
+    "xlog1py(x, x)": lambda x: x * mpmath.log(1 + x),
+    "pow(x, 2.5)": lambda x: x ** mpmath.mpf(2.5),
+    "logsumexp(x, 2*x, -1)": lambda x: mpmath.log(
+        mpmath.exp(x) + mpmath.exp(2 * x) + mpmath.exp(-1)
+    ),
+    "log_softmax(x, 2*x, -1)": lambda x: (
+        x - mpmath.log(mpmath.exp(x) + mpmath.exp(2 * x) + mpmath.exp(-1))
+    ),
 }
 
 
@@ -89,3 +133,36 @@ def test_cancellation_is_measured():
     assert cancelled_bits() >= 50 * 3  # total: the second derivative cancels to exactly 0
     derivs("softplus(x)", {"x": 1000}, dps=50)
     assert cancelled_bits() == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "point", "exists"),
+    [
+        # elu's pieces x and e^x - 1 share the value and f' = 1 at 0, not f'' (1 vs 0).
+        ("elu(x)", 0.0, [0.0, 1.0, None, None, None]),
+        # selu's slopes differ at 0 (scale against scale*alpha): only the value exists.
+        ("selu(x)", 0.0, [0.0, None, None, None, None]),
+        # atan2 jumps from pi to -pi across y = 0 for x < 0 (its first argument is y).
+        ("atan2(x, -1)", 0.0, [float(mpmath.pi), None, None, None, None]),
+        # lgamma has poles at 0, -1, -2, ...: log|Γ| is +inf there, no derivative.
+        ("lgamma(x)", -2.0, [math.inf, None, None, None, None]),
+        # xlogy(x, y) is 0 where x = 0 even at y = 0, where d/dx = log 0 does not exist.
+        ("xlogy(x, x)", 0.0, [0.0, None, None, None, None]),
+    ],
+)
+def test_switch_points_poles_and_cuts_keep_only_the_derivatives_that_exist(text, point, exists):
+    got = derivs(text, {"x": point})
+    for k, want in enumerate(exists):
+        if want is None:
+            assert mpmath.isnan(got[k]), (text, k, got[k])
+        else:
+            assert got[k] == want or mpmath.almosteq(got[k], want, rel_eps=1e-15), (text, k)
+
+
+def test_log_softmax_value_does_not_cancel_when_its_first_input_dominates():
+    # log_softmax(x, 0) = -log1p(e^-x): at x = 200 it is -1.38e-87, which x - logsumexp
+    # would round to 0 at 50 digits.
+    got = derivs("log_softmax(x, 0)", {"x": 200.0}, dps=50)
+    with mpmath.workdps(50):
+        want = -mpmath.log1p(mpmath.exp(-200))
+    assert mpmath.almosteq(got[0], want, rel_eps=mpmath.mpf(10) ** -45)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "FUNCTIONS",
+    "VARIADIC",
     "MAX_LENGTH",
     "Call",
     "Compare",
@@ -50,23 +51,18 @@ __all__ = [
 #: end (``softplus`` is ``tf.math.softplus`` with its registered gradient), so a case
 #: tests the framework, not a re-implementation.
 FUNCTIONS: dict[str, int] = {
-    "exp": 1,
-    "expm1": 1,
-    "log": 1,
-    "log1p": 1,
-    "sqrt": 1,
-    "sin": 1,
-    "cos": 1,
-    "tan": 1,
-    "sinh": 1,
-    "cosh": 1,
-    "tanh": 1,
-    "sigmoid": 1,
-    "softplus": 1,
+    **dict.fromkeys(
+        ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh"), 1
+    ),
+    **dict.fromkeys(("sigmoid", "softplus", "log_sigmoid", "elu", "selu", "gelu", "gelu_tanh"), 1),
+    **dict.fromkeys(("erf", "erfc", "lgamma", "digamma", "atan", "asinh", "acosh", "atanh"), 1),
     "abs": 1,
-    "maximum": 2,
-    "minimum": 2,
+    **dict.fromkeys(("maximum", "minimum", "atan2", "xlogy", "xlog1py", "pow"), 2),
 }
+
+#: Named functions of any number of arguments within a range: ``logsumexp(a, b, c)``,
+#: and ``log_softmax(a, b, c)``, the first component of the log-softmax of its arguments.
+VARIADIC: dict[str, tuple[int, int]] = {"logsumexp": (2, 8), "log_softmax": (2, 8)}
 
 CONSTANTS = ("pi",)
 
@@ -198,7 +194,7 @@ class _Builder:
     def __init__(self, names: frozenset[str], source: str, functions: dict[str, int]):
         self.names = names
         self.source = source
-        self.functions = {**FUNCTIONS, **functions}
+        self.functions = {**FUNCTIONS, **dict.fromkeys(VARIADIC, 0), **functions}
 
     def build(self, node: ast.AST, depth: int) -> Node:
         if depth > _MAX_DEPTH:
@@ -280,7 +276,13 @@ class _Builder:
         if name not in self.functions:
             known = ", ".join(sorted([*self.functions, "where"]))
             raise ExpressionError(f"unknown function {name!r}; known: {known}", col)
-        if len(node.args) != self.functions[name]:
+        if name in VARIADIC:
+            low, high = VARIADIC[name]
+            if not low <= len(node.args) <= high:
+                raise ExpressionError(
+                    f"{name}() takes {low} to {high} arguments, got {len(node.args)}", col
+                )
+        elif len(node.args) != self.functions[name]:
             raise ExpressionError(
                 f"{name}() takes {self.functions[name]} argument(s), got {len(node.args)}", col
             )

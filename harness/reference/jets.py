@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 
 import mpmath
 
 from harness.cases import expressions as ex
-from harness.reference import kernels
+from harness.reference import kernels, special
 
 __all__ = ["Jet", "JetSpace", "cancelled_bits", "evaluate", "space_for"]
 
@@ -170,14 +170,22 @@ class Jet:
         """``Σ_k coeffs[k] · (self - self.value)^k`` (coeffs[k] = f^(k)(value)/k!)."""
         if self.is_constant():
             return self.space.constant(coeffs[0])
+        total = self.space.total
+        # A coefficient that does not exist (NaN: f has no k-th derivative at the value)
+        # reaches the orders >= k only: the lower ones are exact without it (elu at 0
+        # keeps its value and f'). Multiplying it in would spread NaN * 0 everywhere.
+        missing = next((k for k in range(1, total + 1) if _mp.isnan(coeffs[k])), None)
         delta = Jet(self.space, [_mp.zero] + list(self.c[1:]))
         out = self.space.constant(coeffs[0])
         power = delta
-        for k in range(1, self.space.total + 1):
-            if coeffs[k] != 0:  # NaN (no derivative) must propagate, so no truthiness test
+        for k in range(1, (missing or total + 1)):
+            if coeffs[k] != 0:
                 out = out + power.scale(coeffs[k])
-            if k < self.space.total:
+            if k < total:
                 power = power * delta
+        if missing is not None:
+            degrees = (sum(a) for a in self.space.indices)
+            out = Jet(self.space, [c if d < missing else _mp.nan for c, d in zip(out.c, degrees)])
         return out
 
 
@@ -211,6 +219,84 @@ def _reciprocal(u: Jet) -> Jet:
     for _ in range(n):
         coeffs.append(-coeffs[-1] * inv)
     return u.compose(coeffs)
+
+
+def _pow(left: Jet, right: Jet) -> Jet:
+    total = left.space.total
+    if right.is_constant():
+        return left.compose(kernels.power(left.value, right.value, total))
+    # u**v = exp(v log u): defined for u > 0 only.
+    product = right * left.compose(kernels.log(left.value, total))
+    return product.compose(kernels.exp(product.value, total))
+
+
+def _with_value(j: Jet, value) -> Jet:
+    return Jet(j.space, [value] + list(j.c[1:]))
+
+
+def _atan2(v: Jet, u: Jet) -> Jet:
+    """atan2(y, x): the derivatives of atan(y/x) (or of -atan(x/y) where |y| > |x|, so
+    nothing divides by a small number); at the origin and on the branch cut (y = 0,
+    x < 0: a jump from pi to -pi) no derivative exists."""
+    y, x = v.value, u.value
+    value = _mp.atan2(y, x)
+    if (y == 0 and x <= 0) and not (u.is_constant() and v.is_constant()):
+        return _nan_derivatives(u.space.constant(value))
+    total = u.space.total
+    if abs(x) >= abs(y):
+        ratio = v * _reciprocal(u)
+        j = ratio.compose(special.SPECIAL["atan"](ratio.value, total))
+    else:
+        ratio = u * _reciprocal(v)
+        j = -ratio.compose(special.SPECIAL["atan"](ratio.value, total))
+    return _with_value(j, value)
+
+
+def _x_log(kernel: Callable, zero_at) -> Callable:
+    """xlogy / xlog1py: ``x * log(y)`` (``log1p``), 0 wherever x = 0 (also where the log
+    is infinite, and then its derivatives in x do not exist)."""
+
+    def apply(u: Jet, v: Jet) -> Jet:
+        logs = v.compose(kernel(v.value, u.space.total))
+        if u.value == 0 and v.value == zero_at:
+            return _nan_derivatives(u.space.constant(_mp.zero))
+        out = u * logs
+        return _with_value(out, _mp.zero) if u.value == 0 else out
+
+    return apply
+
+
+def _logsumexp(*args: Jet) -> Jet:
+    """log Σ exp(u_i), the exponentials taken relative to the largest value."""
+    total = args[0].space.total
+    top = max(a.value for a in args)
+    terms = [a.compose(kernels.exp(a.value - top, total)) for a in args]
+    s = terms[0]
+    for t in terms[1:]:
+        s = s + t
+    out = s.compose(kernels.log(s.value, total))
+    return _with_value(out, top + out.value)
+
+
+def _log_softmax(*args: Jet) -> Jet:
+    """The first component of log_softmax(u_1, ..., u_n): u_1 - logsumexp(u); its value
+    as -log1p(Σ_{i>1} exp(u_i - u_1)), which does not cancel."""
+    rest = [a.value - args[0].value for a in args[1:]]
+    value = -_mp.log1p(_mp.fsum(_mp.exp(r) for r in rest))
+    lse = _logsumexp(*args)
+    first = _with_value(args[0], _mp.zero)
+    return _with_value(first - _with_value(lse, _mp.zero), value)
+
+
+_UNARY: dict[str, Callable] = {**kernels.UNARY, **special.SPECIAL}
+_MANY: dict[str, Callable] = {
+    "atan2": _atan2,
+    "xlogy": _x_log(kernels.log, 0),
+    "xlog1py": _x_log(kernels.UNARY["log1p"], -1),
+    "pow": _pow,
+    "logsumexp": _logsumexp,
+    "log_softmax": _log_softmax,
+}
 
 
 _COMPARE = {
@@ -260,18 +346,16 @@ def evaluate(node: ex.Node, point: Mapping[str, object], space: JetSpace) -> Jet
                 return left * right
             if n.op == "div":
                 return left * _reciprocal(right)
-            if right.is_constant():
-                return left.compose(kernels.power(left.value, right.value, space.total))
-            # u**v = exp(v log u): defined for u > 0 only.
-            product = right * left.compose(kernels.log(left.value, space.total))
-            return product.compose(kernels.exp(product.value, space.total))
+            return _pow(left, right)
         if isinstance(n, ex.Call):
             if n.func == "abs":
                 return _abs(go(n.args[0]))
             if n.func in ("maximum", "minimum"):
                 return _extremum(go(n.args[0]), go(n.args[1]), n.func == "maximum")
+            if n.func in _MANY:
+                return _MANY[n.func](*(go(a) for a in n.args))
             u = go(n.args[0])
-            return u.compose(kernels.UNARY[n.func](u.value, space.total))
+            return u.compose(_UNARY[n.func](u.value, space.total))
         if isinstance(n, ex.Where):
             cond = _COMPARE[n.cond.op](go(n.cond.left).value, go(n.cond.right).value)
             return go(n.then) if cond else go(n.otherwise)

@@ -45,9 +45,43 @@ _UNARY: dict[str, Callable[[tf.Tensor], tf.Tensor]] = {
     "tanh": tf.tanh,
     "sigmoid": tf.sigmoid,
     "softplus": tf.math.softplus,
+    "log_sigmoid": tf.math.log_sigmoid,
+    "elu": tf.nn.elu,
+    "selu": tf.nn.selu,
+    "gelu": lambda x: tf.nn.gelu(x, approximate=False),
+    "gelu_tanh": lambda x: tf.nn.gelu(x, approximate=True),
+    "erf": tf.math.erf,
+    "erfc": tf.math.erfc,
+    "lgamma": tf.math.lgamma,
+    "digamma": tf.math.digamma,
+    "atan": tf.math.atan,
+    "asinh": tf.math.asinh,
+    "acosh": tf.math.acosh,
+    "atanh": tf.math.atanh,
     "abs": tf.abs,
 }
-_BINARY_FUNCS = {"maximum": tf.maximum, "minimum": tf.minimum}
+_BINARY_FUNCS = {
+    "maximum": tf.maximum,
+    "minimum": tf.minimum,
+    "atan2": tf.math.atan2,
+    "xlogy": tf.math.xlogy,
+    "xlog1py": tf.math.xlog1py,
+    "pow": tf.math.pow,
+}
+
+
+def _stack(*args: tf.Tensor) -> tf.Tensor:
+    """The arguments along a new first axis, each broadcast to their common shape (a
+    constant argument is a scalar)."""
+    shape = tf.shape(sum(args))
+    return tf.stack([tf.broadcast_to(a, shape) for a in args])
+
+
+#: Functions of several arguments: the framework's reduction over the stacked arguments.
+_VARIADIC = {
+    "logsumexp": lambda *a: tf.math.reduce_logsumexp(_stack(*a), axis=0),
+    "log_softmax": lambda *a: tf.nn.log_softmax(_stack(*a), axis=0)[0],
+}
 _COMPARE = {
     "lt": tf.less,
     "le": tf.less_equal,
@@ -93,6 +127,8 @@ def compile_expression(
                 return functions[n.func](*(go(a) for a in n.args))
             if n.func in _UNARY:
                 return _UNARY[n.func](go(n.args[0]))
+            if n.func in _VARIADIC:
+                return _VARIADIC[n.func](*(go(a) for a in n.args))
             return _BINARY_FUNCS[n.func](go(n.args[0]), go(n.args[1]))
         if isinstance(n, ex.Where):
             cond = _COMPARE[n.cond.op](go(n.cond.left), go(n.cond.right))

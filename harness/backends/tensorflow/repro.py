@@ -33,6 +33,8 @@ from harness.registered import catalogue as registry
 
 __all__ = ["probe_command", "snippet"]
 
+#: The arguments of a reduction along a new first axis, broadcast to one shape.
+_STACK = "tf.stack([tf.broadcast_to(x, tf.shape(sum(a))) for x in a])"
 _UNARY = {
     "exp": "tf.exp",
     "expm1": "tf.math.expm1",
@@ -47,9 +49,31 @@ _UNARY = {
     "tanh": "tf.tanh",
     "sigmoid": "tf.sigmoid",
     "softplus": "tf.math.softplus",
+    "log_sigmoid": "tf.math.log_sigmoid",
+    "elu": "tf.nn.elu",
+    "selu": "tf.nn.selu",
+    "gelu": "(lambda x: tf.nn.gelu(x, approximate=False))",
+    "gelu_tanh": "(lambda x: tf.nn.gelu(x, approximate=True))",
+    "erf": "tf.math.erf",
+    "erfc": "tf.math.erfc",
+    "lgamma": "tf.math.lgamma",
+    "digamma": "tf.math.digamma",
+    "atan": "tf.math.atan",
+    "asinh": "tf.math.asinh",
+    "acosh": "tf.math.acosh",
+    "atanh": "tf.math.atanh",
     "abs": "tf.abs",
 }
-_BINARY_FUNCS = {"maximum": "tf.maximum", "minimum": "tf.minimum"}
+_BINARY_FUNCS = {
+    "maximum": "tf.maximum",
+    "minimum": "tf.minimum",
+    "atan2": "tf.math.atan2",
+    "xlogy": "tf.math.xlogy",
+    "xlog1py": "tf.math.xlog1py",
+    "pow": "tf.math.pow",
+    "logsumexp": f"(lambda *a: tf.math.reduce_logsumexp({_STACK}, axis=0))",
+    "log_softmax": f"(lambda *a: tf.nn.log_softmax({_STACK}, axis=0)[0])",
+}
 _COMPARE = {
     "lt": "tf.less",
     "le": "tf.less_equal",

@@ -1,0 +1,203 @@
+"""Taylor coefficient kernels of the activation and special functions: ``f^(k)(x)/k!`` for
+k = 0..n, in mpmath at the working precision (the elementary ones are
+:mod:`harness.reference.kernels`).
+
+Each kernel computes its value directly (``erfc`` for ``1 - erf``, ``log1p`` forms for
+``log_sigmoid``) and its derivatives from an exact formula or from univariate power-series
+arithmetic on the derivative (``atan' = (1 + x²)^-1``: a series power by Miller's
+recurrence, then integrated term by term). Where a function is defined piecewise
+(``elu``, ``selu``), the two pieces' coefficients are compared at the switch point:
+orders where they agree exist, the first order where they differ and every higher one
+is NaN (the derivative does not exist there). The constants are the frameworks'
+definitions written exactly: ``selu``'s scale and alpha from Klambauer et al. (2017) to 32
+digits, ``gelu_tanh``'s 0.044715 and sqrt(2/pi) (Hendrycks and Gimpel, 2016).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import mpmath
+
+from harness.reference.kernels import UNARY
+
+__all__ = ["SELU_ALPHA", "SELU_SCALE", "SPECIAL", "series_power", "series_product"]
+
+_mp = mpmath.mp
+
+SELU_SCALE = "1.0507009873554804934193349852946"
+SELU_ALPHA = "1.6732632423543772848170429916717"
+GELU_TANH_CUBIC = "0.044715"
+
+
+def _fact(k: int):
+    return _mp.mpf(math.factorial(k))
+
+
+def series_product(a: Sequence, b: Sequence, n: int) -> list:
+    """The first ``n + 1`` coefficients of the product of two power series."""
+    a = list(a[: n + 1]) + [_mp.zero] * (n + 1 - len(a))
+    b = list(b[: n + 1]) + [_mp.zero] * (n + 1 - len(b))
+    return [sum((a[j] * b[k - j] for j in range(k + 1)), _mp.zero) for k in range(n + 1)]
+
+
+def series_power(q: Sequence, alpha, n: int) -> list:
+    """The first ``n + 1`` coefficients of ``q(t)**alpha`` (q[0] > 0), by Miller's
+    recurrence ``p_k = 1/(k q_0) Σ_{j=1..k} ((alpha + 1) j - k) q_j p_{k-j}``."""
+    q = list(q) + [_mp.zero] * (n + 1 - len(q))
+    p = [q[0] ** alpha]
+    for k in range(1, n + 1):
+        total = sum(((alpha + 1) * j - k) * q[j] * p[k - j] for j in range(1, k + 1))
+        p.append(total / (k * q[0]))
+    return p
+
+
+def _compose(outer: Sequence, inner: Sequence, n: int) -> list:
+    """``Σ_k outer[k] (inner(t) - inner(0))^k``, truncated at order ``n``."""
+    delta = [_mp.zero, *inner[1 : n + 1]]
+    out = [outer[0]] + [_mp.zero] * n
+    power = [_mp.one] + [_mp.zero] * n
+    for k in range(1, n + 1):
+        power = series_product(power, delta, n)
+        out = [o + outer[k] * p for o, p in zip(out, power)]
+    return out
+
+
+def _integral(value, derivative: Sequence, n: int) -> list:
+    """Coefficients of f from f(x) and the series of f' at x: ``c_k = d_{k-1} / k``."""
+    return [value] + [derivative[k - 1] / k for k in range(1, n + 1)]
+
+
+def _nan_from(coeffs: list, order: int) -> list:
+    return coeffs[:order] + [_mp.nan] * (len(coeffs) - order)
+
+
+def _piecewise(x, n: int, left: Callable, right: Callable) -> list:
+    """``left`` for x < 0, ``right`` for x > 0; at 0 the orders both pieces share."""
+    if x < 0:
+        return left(x, n)
+    if x > 0:
+        return right(x, n)
+    a, b = left(x, n), right(x, n)
+    for k, (u, v) in enumerate(zip(a, b)):
+        if u != v:
+            return _nan_from(b, k)
+    return b
+
+
+def _erf_derivatives(x, n: int, sign: int) -> list:
+    """``sign · erf^(k)(x)/k!`` for k = 1..n: ``(-1)^(k-1) 2/sqrt(pi) H_{k-1}(x) e^(-x²)``."""
+    g = 2 / _mp.sqrt(_mp.pi) * _mp.exp(-(x**2))
+    return [sign * (-1) ** (k - 1) * _mp.hermite(k - 1, x) * g / _fact(k) for k in range(1, n + 1)]
+
+
+def _erf(x, n):
+    return [_mp.erf(x), *_erf_derivatives(x, n, 1)]
+
+
+def _erfc(x, n):
+    return [_mp.erfc(x), *_erf_derivatives(x, n, -1)]
+
+
+def _lgamma(x, n):
+    """log|Γ(x)| (what every framework's lgamma returns); its derivatives are the
+    polygammas ψ^(k-1)(x). At a pole (x a non-positive integer) nothing exists."""
+    if x <= 0 and x == _mp.floor(x):
+        return [_mp.inf] + [_mp.nan] * n
+    value = _mp.loggamma(x) if x > 0 else _mp.log(abs(_mp.gamma(x)))
+    return [value] + [_mp.psi(k - 1, x) / _fact(k) for k in range(1, n + 1)]
+
+
+def _digamma(x, n):
+    if x <= 0 and x == _mp.floor(x):
+        return [_mp.nan] * (n + 1)
+    return [_mp.psi(k, x) / _fact(k) for k in range(n + 1)]
+
+
+def _algebraic(value, q: Sequence, alpha, n: int) -> list:
+    """A function whose derivative is ``q(t)**alpha`` (q a polynomial in t = x - x0)."""
+    return _integral(value, series_power(q, alpha, max(n - 1, 0)), n)
+
+
+def _atan(x, n):
+    return _algebraic(_mp.atan(x), [1 + x**2, 2 * x, 1], -1, n)
+
+
+def _asinh(x, n):
+    return _algebraic(_mp.asinh(x), [1 + x**2, 2 * x, 1], _mp.mpf(-0.5), n)
+
+
+def _acosh(x, n):
+    if x < 1:
+        return [_mp.nan] * (n + 1)
+    if x == 1:
+        return [_mp.zero] + [_mp.nan] * n
+    return _algebraic(_mp.acosh(x), [(x - 1) * (x + 1), 2 * x, 1], _mp.mpf(-0.5), n)
+
+
+def _atanh(x, n):
+    if abs(x) > 1:
+        return [_mp.nan] * (n + 1)
+    if abs(x) == 1:
+        return [_mp.inf * x] + [_mp.nan] * n
+    return _algebraic(_mp.atanh(x), [(1 - x) * (1 + x), -2 * x, -1], -1, n)
+
+
+def _identity(x, n):
+    return [x, _mp.one] + [_mp.zero] * (n - 1) if n else [x]
+
+
+def _elu(x, n):
+    return _piecewise(x, n, UNARY["expm1"], _identity)
+
+
+def _selu(x, n):
+    scale, alpha = _mp.mpf(SELU_SCALE), _mp.mpf(SELU_ALPHA)
+    return _piecewise(
+        x,
+        n,
+        lambda v, m: [scale * alpha * c for c in UNARY["expm1"](v, m)],
+        lambda v, m: [scale * c for c in _identity(v, m)],
+    )
+
+
+def _gelu(x, n):
+    """x Φ(x), Φ(x) = erfc(-x/√2)/2 (no cancellation for x very negative)."""
+    r = 1 / _mp.sqrt(2)
+    phi = [c * (-r) ** k / 2 for k, c in enumerate(_erfc(-x * r, n))]
+    return series_product([x, _mp.one], phi, n)
+
+
+def _gelu_tanh(x, n):
+    """x (1 + tanh(z))/2 = x σ(2z), z = sqrt(2/pi) (x + 0.044715 x³)."""
+    c = 2 * _mp.sqrt(2 / _mp.pi)
+    cubic = _mp.mpf(GELU_TANH_CUBIC)
+    # 2z as a polynomial in t = x' - x, its coefficients exactly.
+    inner = [c * (x + cubic * x**3), c * (1 + 3 * cubic * x**2), c * 3 * cubic * x, c * cubic]
+    inner = (inner + [_mp.zero] * (n + 1))[: n + 1]
+    sig = _compose(UNARY["sigmoid"](inner[0], n), inner, n)
+    return series_product([x, _mp.one], sig, n)
+
+
+def _log_sigmoid(x, n):
+    """-softplus(-x): the coefficients of softplus at -x, signs flipped by order."""
+    return [-((-1) ** k) * c for k, c in enumerate(UNARY["softplus"](-x, n))]
+
+
+#: The kernel of each one-argument special or activation function.
+SPECIAL: dict[str, Callable] = {
+    "erf": _erf,
+    "erfc": _erfc,
+    "lgamma": _lgamma,
+    "digamma": _digamma,
+    "atan": _atan,
+    "asinh": _asinh,
+    "acosh": _acosh,
+    "atanh": _atanh,
+    "elu": _elu,
+    "selu": _selu,
+    "gelu": _gelu,
+    "gelu_tanh": _gelu_tanh,
+    "log_sigmoid": _log_sigmoid,
+}
