@@ -1,5 +1,5 @@
-"""Small helpers the case checks share: declared input names before validation, and
-list-or-scalar fields."""
+"""What the case checks share: the names a case may not use, the kinds of input sweep,
+the declared input names before validation, and list-or-scalar fields."""
 
 from __future__ import annotations
 

@@ -257,10 +257,9 @@ def _x_log(kernel: Callable, zero_at) -> Callable:
     is infinite, and then its derivatives in x do not exist)."""
 
     def apply(u: Jet, v: Jet) -> Jet:
-        logs = v.compose(kernel(v.value, u.space.total))
         if u.value == 0 and v.value == zero_at:
             return _nan_derivatives(u.space.constant(_mp.zero))
-        out = u * logs
+        out = u * v.compose(kernel(v.value, u.space.total))
         return _with_value(out, _mp.zero) if u.value == 0 else out
 
     return apply
