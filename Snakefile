@@ -3,6 +3,7 @@
 from snakemake.utils import min_version
 
 from harness.workflow import (
+    backend_files,
     check_config,
     discover_cases,
     evaluate_mem_mb,
@@ -29,6 +30,7 @@ CASE_PRIORITY = job_priority(config)
 
 wildcard_constraints:
     case="[A-Za-z][A-Za-z0-9_-]*",
+    backend="tensorflow|jax|torch",
 
 
 include: "rules/case.smk"

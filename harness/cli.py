@@ -1,7 +1,8 @@
 """The ``harness`` command line: validate, schema, reference, evaluate, compare, run.
 
-Fast commands (``validate``, ``schema``, ``reference``) never import TensorFlow; only
-``evaluate`` and ``run`` do, once per process.
+Fast commands (``validate``, ``schema``, ``reference``, ``compare``) import no framework;
+``evaluate`` imports the back end it evaluates in (``--backend``), ``run`` each of the
+study's back ends in turn, once per process.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.cli_output import Progress, print_summary
 from harness.cli_probe import EXIT_INVALID, add_probe_commands
 
 __all__ = ["EXIT_INVALID", "main"]
@@ -79,9 +81,15 @@ def _csv(kind):
 
 
 def _add_selection(p: argparse.ArgumentParser) -> None:
-    from harness.cases.schema import DTYPES, METHODS, MODES
+    from harness.cases.schema import BACKENDS, DTYPES, METHODS, MODES
 
     p.add_argument("case", help="the case file (cases/NAME.yaml)")
+    p.add_argument(
+        "--backends",
+        type=_csv(str),
+        help=f"comma-separated subset of {','.join(BACKENDS)} (default: the study's, where "
+        "installed)",
+    )
     p.add_argument("--config", help="study configuration YAML (default: the built-in defaults)")
     p.add_argument("--results", default="results", help="results folder (default: results)")
     p.add_argument("--dtypes", type=_csv(str), help=f"comma-separated subset of {','.join(DTYPES)}")
@@ -108,9 +116,10 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
 
 
 def _check_selection(args: argparse.Namespace) -> str | None:
-    from harness.cases.schema import DTYPES, MAX_ORDER, METHODS, MODES
+    from harness.cases.schema import BACKENDS, DTYPES, MAX_ORDER, METHODS, MODES
 
     for name, allowed in (
+        ("backends", BACKENDS),
         ("dtypes", DTYPES),
         ("methods", METHODS),
         ("modes", MODES),
@@ -124,31 +133,6 @@ def _check_selection(args: argparse.Namespace) -> str | None:
     if args.points is not None and args.points < 1:
         return "--points must be at least 1"
     return None
-
-
-class _Progress:
-    """Progress while a stage works: a bar redrawn in place on a terminal; plain lines
-    (at most one per tenth of the work) when the output is a log file."""
-
-    def __init__(self, stream=None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.shown: dict[str, int] = {}
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        what = "combinations" if stage == "evaluate" else "points"
-        if self.tty:
-            filled = int(24 * done / max(total, 1))
-            bar = "#" * filled + "." * (24 - filled)
-            end = "\n" if done == total else ""
-            print(
-                f"\r{stage:9} [{bar}] {done}/{total} {what}", end=end, file=self.stream, flush=True
-            )
-            return
-        tenth = 10 * done // max(total, 1)
-        if done == total or tenth > self.shown.get(stage, -1):
-            self.shown[stage] = tenth
-            print(f"{stage}: {done}/{total} {what}", file=self.stream, flush=True)
 
 
 def _prepare(args: argparse.Namespace):
@@ -166,7 +150,9 @@ def _prepare(args: argparse.Namespace):
         if args.setting:
             overrides = {**(overrides or {}), "setting": args.setting}
         config = load_config(args.config, overrides)
-        selection = Selection(args.dtypes, args.methods, args.modes, args.orders, args.points)
+        selection = Selection(
+            args.dtypes, args.methods, args.modes, args.orders, args.points, args.backends
+        )
         prep = prepare(args.case, config, selection)
     except (CaseError, ConfigError) as exc:
         print(exc, file=sys.stderr)
@@ -175,6 +161,8 @@ def _prepare(args: argparse.Namespace):
         print(f"harness {args.command}: {exc}", file=sys.stderr)
         return None
     empty = [k for k in ("dtypes", "methods", "modes") if not getattr(prep.settings, k)]
+    if not prep.backends:
+        empty.append("installed back ends")
     if empty or not (prep.is_experiment or prep.case.partials):
         what = ", ".join(empty) or "orders"
         print(
@@ -264,7 +252,7 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     prep = _prepare(args)
     if prep is None:
         return EXIT_INVALID
-    table, meta = reference_stage(prep, args.results, not args.no_cache, _Progress())
+    table, meta = reference_stage(prep, args.results, not args.no_cache, Progress())
     counts = meta["reference_counts"]
     print(
         f"{prep.case.id}: {len(table)} reference values ({int(table['reliable'].sum())} "
@@ -279,53 +267,22 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     prep = _prepare(args)
     if prep is None:
         return EXIT_INVALID
-    from harness.backends.tensorflow.tfimport import start
+    from harness.backends.catalogue import load
 
-    start(args.threads)  # TensorFlow starts here, quietly, with its threads
-    try:
-        table, meta = evaluate_stage(prep, args.results, _Progress(), bisect=not args.no_bisect)
-    except ValueError as exc:
-        print(f"harness evaluate: {exc}", file=sys.stderr)
-        return EXIT_INVALID
-    print(
-        f"{prep.case.id}: {len(table)} values evaluated in "
-        f"{meta['evaluation']['seconds']:.1f} s ({meta['evaluation']['traces']} traces)"
-    )
-    return 0
-
-
-def _print_summary(prep, errors, results: str | Path, table: bool = False) -> None:
-    """The case's findings (unexpected first), a count of its values by outcome, and with
-    ``table`` every combination's counts and worst point."""
-    from harness.judge.collect import case_findings, summarise_case
-    from harness.judge.findings_text import statements
-    from harness.judge.summary import format_summary
-
-    if table:
-        summary = summarise_case(errors, list(prep.case.input_names), domains=False)
-        print(format_summary(summary) + "\n")
-    path = Path(results) / prep.case.id / "errors.parquet"
-    stated = statements(case_findings(path, list(prep.case.input_names)))
-    if stated.empty:
-        print(f"{prep.case.id}: no findings: every judged value is ok.")
-    else:
-        unexpected = stated[stated["expected"] == "unexpected"]
+    for backend in prep.backends:
+        try:
+            load(backend).start(args.threads)  # the framework starts here, with its threads
+            table, meta = evaluate_stage(
+                prep, args.results, Progress(), bisect=not args.no_bisect, backend=backend
+            )
+        except ValueError as exc:
+            print(f"harness evaluate: {exc}", file=sys.stderr)
+            return EXIT_INVALID
         print(
-            f"{prep.case.id}: {len(unexpected)} unexpected and "
-            f"{len(stated) - len(unexpected)} expected findings"
+            f"{prep.case.id} ({backend}): {len(table)} values evaluated in "
+            f"{meta['evaluation']['seconds']:.1f} s ({meta['evaluation'].get('traces', 0)} traces)"
         )
-        for rank, text in enumerate(stated["text"].head(20), start=1):
-            print(f"{rank:3}. {text}")
-        if len(stated) > 20:
-            print(f"     ... and {len(stated) - 20} more in {path.with_name('findings.parquet')}")
-    counts = errors["outcome"].value_counts()
-    total = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
-    broken = int((errors["expected"] == "broken").sum())
-    print(
-        f"\n{prep.case.id}: {len(errors)} values: {total}"
-        + (f"; {broken} broke an expectation" if broken else "")
-        + ("" if table else " (--table: every combination)")
-    )
+    return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -339,7 +296,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"harness compare: {exc}", file=sys.stderr)
         return 1
-    _print_summary(prep, errors, args.results, args.table)
+    print_summary(prep, errors, args.results, args.table)
     return 0
 
 
@@ -349,8 +306,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     prep = _prepare(args)
     if prep is None:
         return EXIT_INVALID
-    errors = run_stages(prep, args.results, not args.no_cache, _Progress(), not args.no_bisect)
-    _print_summary(prep, errors, args.results, args.table)
+    errors = run_stages(prep, args.results, not args.no_cache, Progress(), not args.no_bisect)
+    print_summary(prep, errors, args.results, args.table)
     return 0
 
 
@@ -393,14 +350,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="recompute every reference value")
     p.set_defaults(func=_cmd_reference)
 
-    p = sub.add_parser("evaluate", help="the TensorFlow derivatives of one case")
+    p = sub.add_parser(
+        "evaluate", help="the derivatives of one case in each back end (--backends: which)"
+    )
     _add_selection(p)
     p.add_argument(
         "--no-bisect",
         action="store_true",
         help="skip finding the exact edges of each outcome (findings keep sweep points)",
     )
-    p.add_argument("--threads", type=int, help="TensorFlow intra- and inter-op threads")
+    p.add_argument(
+        "--threads", type=int, help="the framework's threads (TensorFlow: intra- and inter-op)"
+    )
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("compare", help="judge evaluations against the reference")

@@ -22,7 +22,7 @@ from typing import Any
 import jsonschema
 
 from harness.cases.model import Case, Narrowing
-from harness.cases.schema import CONFIG_SCHEMA, DTYPES, MAX_ORDER, METHODS, MODES
+from harness.cases.schema import BACKENDS, CONFIG_SCHEMA, DTYPES, MAX_ORDER, METHODS, MODES
 from harness.cases.yaml_lines import YamlProblem, load
 
 __all__ = ["ConfigError", "StudyConfig", "Settings", "load_config", "settings_for"]
@@ -115,6 +115,7 @@ class Settings:
     overrides: tuple  # the case's Tolerance entries, in order
     setting: str = "full"
     max_order: dict[str, int] = field(default_factory=dict)  # per method; absent: 4
+    backends: tuple[str, ...] = ("tensorflow",)  # the frameworks the case runs in
 
     @property
     def highest_order(self) -> int:
@@ -137,6 +138,7 @@ def settings_for(
     methods: list[str] | None = None,
     modes: list[str] | None = None,
     max_points: int | None = None,
+    backends: list[str] | None = None,
 ) -> Settings:
     """The case's settings: the config's lists, narrowed by the case, then (in the
     ``quick`` setting) by the config's and the case's ``quick`` blocks, then by the caller.
@@ -150,7 +152,7 @@ def settings_for(
         narrowings = [n for n in (Narrowing.from_data(config.data.get("quick")), case.quick) if n]
 
     def pick(field_: str, all_: tuple[str, ...], in_case, asked) -> tuple[str, ...]:
-        chosen = [x for x in config.data[field_] if in_case is None or x in in_case]
+        chosen = [x for x in config.data.get(field_, all_) if in_case is None or x in in_case]
         for n in narrowings:
             keep = getattr(n, field_)
             if keep is not None:
@@ -179,4 +181,5 @@ def settings_for(
         overrides=case.tolerances,
         setting=setting,
         max_order=max_order,
+        backends=pick("backends", BACKENDS, getattr(case, "backends", None), backends),
     )

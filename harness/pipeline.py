@@ -1,9 +1,10 @@
 """The stages of one case, each reading and writing ``results/<case>/``.
 
-``reference`` (mpmath, no TensorFlow) -> ``reference.parquet``;
-``evaluate`` (TensorFlow) -> ``evaluations.parquet``;
-``compare`` (both) -> ``errors.parquet``.
-:func:`run_case` runs all three in one process. Every table carries provenance (see
+``reference`` (mpmath, no framework) -> ``reference.parquet``;
+``evaluate`` (one back end: TensorFlow, JAX or PyTorch) -> ``<backend>/evaluations.parquet``
+and ``<backend>/edges.parquet``;
+``compare`` (the reference and every back end's evaluations) -> ``errors.parquet``, with a
+``backend`` column. :func:`run_case` runs them all in one process. Every table carries provenance (see
 :mod:`harness.provenance`); compare refuses inputs whose case or settings differ.
 Nothing is written for a case that fails validation: the case is loaded (and raises)
 before any stage touches the disk.
@@ -12,7 +13,6 @@ before any stage touches the disk.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,7 +25,14 @@ from harness.cases.load import load_case
 from harness.cases.model import Case
 from harness.cases.points import generate, represent, segments
 from harness.config import Settings, StudyConfig, load_config, settings_for
-from harness.results import read_metadata, read_table, write_table
+from harness.results import read_table, write_table
+from harness.stage_inputs import (
+    backend_dir,
+    case_dir,
+    check_input,
+    read_stage_input,
+    with_backend,
+)
 
 __all__ = [
     "Selection",
@@ -48,6 +55,7 @@ class Selection:
     modes: Sequence[str] | None = None
     orders: Sequence[int] | None = None
     max_points: int | None = None
+    backends: Sequence[str] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +94,27 @@ class Prepared:
         return {} if self.is_experiment else segments(self.case)
 
     @property
+    def backends(self) -> tuple[str, ...]:
+        """The study's back ends for this case that are installed here."""
+        from harness.backends.catalogue import installed
+
+        # Experiments are written in TensorFlow (harness.experiments).
+        allowed = ("tensorflow",) if self.is_experiment else self.settings.backends
+        return tuple(b for b in self.settings.backends if b in allowed and installed(b))
+
+    def offered(self, backend: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """The case's methods, modes and dtypes that ``backend`` offers (modes in the
+        order it runs them)."""
+        from harness.backends.catalogue import get
+
+        spec, s = get(backend), self.settings
+        return (
+            tuple(m for m in s.methods if m in spec.methods),
+            tuple(m for m in spec.modes if m in s.modes),
+            tuple(d for d in s.dtypes if d in spec.dtypes),
+        )
+
+    @property
     def is_experiment(self) -> bool:
         return isinstance(self.case, ExperimentCase)
 
@@ -94,6 +123,7 @@ class Prepared:
         extra = {"parameters": self.case.params(s.setting)} if self.is_experiment else {}
         return {
             **extra,
+            "backends": list(self.backends),
             "dtypes": list(s.dtypes),
             "methods": list(s.methods),
             "modes": list(s.modes),
@@ -112,13 +142,26 @@ def prepare(
     case = load_case(case_path)
     config = config or load_config()
     if isinstance(case, ExperimentCase):
-        settings = settings_for(case, config, selection.dtypes, selection.methods, selection.modes)
+        settings = settings_for(
+            case,
+            config,
+            selection.dtypes,
+            selection.methods,
+            selection.modes,
+            backends=selection.backends,
+        )
         return Prepared(case, config, settings, {})
     if selection.orders is not None:
         keep = set(selection.orders)
         case = dataclasses.replace(case, partials=tuple(p for p in case.partials if len(p) in keep))
     settings = settings_for(
-        case, config, selection.dtypes, selection.methods, selection.modes, selection.max_points
+        case,
+        config,
+        selection.dtypes,
+        selection.methods,
+        selection.modes,
+        selection.max_points,
+        selection.backends,
     )
     # No reference for orders no selected method computes (the quick setting's caps).
     top = settings.highest_order
@@ -126,10 +169,6 @@ def prepare(
     base = generate(case, settings.max_points)
     points = {d: represent(base, case.input_names, d) for d in settings.dtypes}
     return Prepared(case, config, settings, points)
-
-
-def case_dir(results: str | Path, case: Case) -> Path:
-    return Path(results) / case.id
 
 
 def reference_stage(
@@ -183,31 +222,38 @@ def evaluate_stage(
     reference: tuple[pd.DataFrame, dict] | None = None,
     bisect: bool = True,
     cache: bool = True,
+    backend: str = "tensorflow",
 ) -> tuple[pd.DataFrame, dict]:
-    """Evaluate the case in TensorFlow and find the exact edges of every run of one
+    """Evaluate the case in one back end and find the exact edges of every run of one
     outcome (:mod:`harness.edges.bisection`), which needs the case's reference (read from
-    ``results`` unless given): writes ``evaluations.parquet`` and ``edges.parquet``."""
-    from harness.backends.tensorflow.evaluate import evaluate_case, probe_flush, tensorflow_facts
-    from harness.backends.tensorflow.tfimport import start
+    ``results`` unless given): writes ``<backend>/evaluations.parquet`` and
+    ``<backend>/edges.parquet``."""
+    from harness.backends.catalogue import load
 
-    start()  # TensorFlow starts here (quietly; a no-op where the command set its threads)
+    engine = load(backend)
+    engine.start()  # the framework starts here (a no-op where the command set its threads)
 
+    methods, modes, dtypes = prep.offered(backend)
     s = prep.settings
-    where = case_dir(results, prep.case)
-    flags = probe_flush(s.dtypes, s.modes)
+    where = backend_dir(results, prep.case, backend)
+    flags = engine.probe_flush(dtypes, modes)
     if prep.is_experiment:
         from harness.experiments.stages import evaluate_experiment
 
+        if backend != "tensorflow":
+            raise ValueError(f"experiments run in TensorFlow only, not in {backend}")
         t0 = time.perf_counter()
-        table, timing = evaluate_experiment(
-            prep.case, prep.case.params(s.setting), s.dtypes, s.modes
-        )
+        table, timing = evaluate_experiment(prep.case, prep.case.params(s.setting), dtypes, modes)
         table = table[table["method"].isin(s.methods)].reset_index(drop=True)
         stats = {"seconds": round(time.perf_counter() - t0, 3), "traces": 0, **timing}
         meta = prep.provenance(
-            "evaluate", tensorflow=tensorflow_facts(), platform={"flush": flags}, evaluation=stats
+            "evaluate",
+            backend=backend,
+            framework=engine.facts(),
+            platform={"flush": flags},
+            evaluation=stats,
         )
-        write_table(table, where / "evaluations.parquet", meta)
+        write_table(with_backend(table, backend), where / "evaluations.parquet", meta)
         write_table(_empty_edges(), where / "edges.parquet", meta)
         return table, meta
     edges = None
@@ -216,33 +262,36 @@ def evaluate_stage(
         from harness.reference.table import ReferenceStore
         from harness.reference.verify import ReferenceSettings
 
-        reference = reference or _read_stage_input(prep, results, "reference")
+        reference = reference or read_stage_input(prep, results, "reference")
         ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
         cache_dir = Path(results) / ".cache" / "reference" if cache else None
         store = ReferenceStore(prep.case, ref_settings, cache_dir)
         edges = EdgeFinder(
             prep.case, prep.points, reference[0], store, s.tolerance, flags, prep.segments
         )
-    table, stats = evaluate_case(
+    table, stats = engine.evaluate_case(
         prep.case,
         prep.points,
-        s.dtypes,
-        s.methods,
-        s.modes,
-        (lambda i, n: progress("evaluate", i, n)) if progress else None,
+        dtypes,
+        methods,
+        modes,
+        (lambda i, n: progress(f"evaluate {backend}", i, n)) if progress else None,
         s.max_order,
         edges,
     )
     meta = prep.provenance(
         "evaluate",
-        tensorflow=tensorflow_facts(),
+        backend=backend,
+        framework=engine.facts(),
         platform={"flush": flags},
         evaluation={**dataclasses.asdict(stats), "bisection": edges.stats if edges else None},
     )
+    table = with_backend(table, backend)
     write_table(table, where / "evaluations.parquet", meta)
     if edges is not None:
         edges.store.save()
-    write_table(edges.table() if edges else _empty_edges(), where / "edges.parquet", meta)
+    found = edges.table() if edges else _empty_edges()
+    write_table(with_backend(found, backend), where / "edges.parquet", meta)
     return table, meta
 
 
@@ -252,66 +301,30 @@ def _empty_edges() -> pd.DataFrame:
     return pd.DataFrame(columns=list(EDGE_COLUMNS))
 
 
-def _read_stage_input(prep: Prepared, results: str | Path, name: str) -> tuple[pd.DataFrame, dict]:
-    """A stage's input table and provenance, checked to belong to this case and selection
-    (raises ``ValueError`` naming the file and what differs, or that it is missing)."""
-    path = case_dir(results, prep.case) / f"{name}.parquet"
-    if not path.exists():
-        raise ValueError(f"{path} does not exist; run `harness {name}` (or the study) first")
-    pair = (read_table(path), read_metadata(path))
-    _check_input(prep, name, pair[1], path)
-    return pair
-
-
-def _check_input(prep: Prepared, name: str, meta: dict, path: Path) -> None:
-    s = prep.settings
-    mine = prep.provenance(
-        "check",
-        reference={
-            "precision": s.precision,
-            "verify_digits": s.verify_digits,
-            "max_precision": s.max_precision,
-        },
-    )
-    keys = (*_MUST_AGREE, "reference") if name == "reference" else _MUST_AGREE
-    selection_keys = _REFERENCE_SELECTION if name == "reference" else None
-    for key in keys:
-        theirs, ours = meta.get(key), mine.get(key)
-        if key == "selection" and selection_keys:
-            theirs = {k: (theirs or {}).get(k) for k in selection_keys}
-            ours = {k: ours.get(k) for k in selection_keys}
-        if json.dumps(theirs, sort_keys=True) != json.dumps(ours, sort_keys=True):
-            raise ValueError(
-                f"{path} was made with a different {key} ({theirs!r}, now {ours!r}); "
-                "rerun its stage"
-            )
-
-
-#: What the reference and evaluations must share with the comparison that joins them.
-#: (Not the whole configuration: the workflow gives each stage only the settings it
-#: depends on, so a tolerance change reruns comparisons without new evaluations.)
-_MUST_AGREE = ("case", "case_hash", "selection")
-#: The part of the selection a reference depends on (not methods or modes).
-_REFERENCE_SELECTION = ("dtypes", "partials", "max_points", "parameters")
-
-
 def compare_stage(
     prep: Prepared,
     results: str | Path,
     reference: tuple[pd.DataFrame, dict] | None = None,
-    evaluations: tuple[pd.DataFrame, dict] | None = None,
+    evaluations: dict[str, tuple[pd.DataFrame, dict]] | None = None,
 ) -> pd.DataFrame:
+    """Judge every back end's evaluations against the reference: ``errors.parquet`` (one
+    table, a ``backend`` column), the case's findings and summary rows."""
     from harness.judge.compare import compare
 
     where = case_dir(results, prep.case)
     if reference is None:
-        reference = _read_stage_input(prep, results, "reference")
+        reference = read_stage_input(prep, results, "reference")
     else:
-        _check_input(prep, "reference", reference[1], where / "reference.parquet")
-    if evaluations is None:
-        evaluations = _read_stage_input(prep, results, "evaluations")
-    else:
-        _check_input(prep, "evaluations", evaluations[1], where / "evaluations.parquet")
+        check_input(prep, "reference", reference[1], where / "reference.parquet")
+    evaluations = dict(evaluations or {})
+    for backend in prep.backends:
+        if backend not in evaluations:
+            evaluations[backend] = read_stage_input(prep, results, "evaluations", backend)
+        else:
+            path = backend_dir(results, prep.case, backend) / "evaluations.parquet"
+            check_input(prep, "evaluations", evaluations[backend][1], path)
+    if not prep.backends:
+        raise ValueError(f"{prep.case.id}: none of the study's back ends is installed here")
     s = prep.settings
     mine = prep.provenance(
         "compare",
@@ -321,30 +334,41 @@ def compare_stage(
             "max_precision": s.max_precision,
         },
     )
-    if prep.is_experiment:
-        from harness.experiments.stages import compare_experiment
+    parts = []
+    for backend in prep.backends:
+        table, emeta = evaluations[backend]
+        if prep.is_experiment:
+            from harness.experiments.stages import compare_experiment
 
-        errors = compare_experiment(
-            prep.case, evaluations[0], reference[0], prep.settings.tolerance
-        )
-    else:
-        flush = (evaluations[1].get("platform") or {}).get("flush")
-        errors = compare(prep.case, evaluations[0], reference[0], prep.settings.tolerance, flush)
+            part = compare_experiment(prep.case, table, reference[0], prep.settings.tolerance)
+        else:
+            flush = (emeta.get("platform") or {}).get("flush")
+            part = compare(prep.case, table, reference[0], prep.settings.tolerance, flush)
+        parts.append(with_backend(part.drop(columns=["case"], errors="ignore"), backend))
+    errors = pd.concat(parts, ignore_index=True)
+    errors.insert(0, "case", prep.case.id)
     meta = {
         **mine,
-        "inputs": {"reference": reference[1], "evaluations": evaluations[1]},
-        "tensorflow": evaluations[1].get("tensorflow"),
+        "inputs": {
+            "reference": reference[1],
+            "evaluations": {b: evaluations[b][1] for b in prep.backends},
+        },
+        "frameworks": {b: evaluations[b][1].get("framework") for b in prep.backends},
+        # The platform's subnormal flush as each back end probed it.
+        "flush": {b: (evaluations[b][1].get("platform") or {}).get("flush") for b in prep.backends},
     }
     write_table(errors, where / "errors.parquet", meta)
-    from harness.judge.collect import write_case_summary
+    from harness.judge.collect import file_digest, write_case_summary
     from harness.judge.findings import find
 
-    edges_path = where / "edges.parquet"
-    edges = read_table(edges_path) if edges_path.exists() else None
+    edges = []
+    for backend in prep.backends:
+        path = backend_dir(results, prep.case, backend) / "edges.parquet"
+        if path.exists():
+            edges.append(read_table(path))
+    edges = pd.concat(edges, ignore_index=True) if edges else None
     names = list(prep.case.input_names)
     findings = find(errors, edges, names, prep.segments, prep.case)
-    from harness.judge.collect import file_digest
-
     digest = {"errors_sha256": file_digest(where / "errors.parquet")}
     write_table(findings, where / "findings.parquet", {**meta, **digest})
     write_case_summary(errors, where / "errors.parquet", names, meta, edges)
@@ -372,5 +396,8 @@ def run_stages(
 ) -> pd.DataFrame:
     """Reference, evaluation and comparison of a prepared case; returns the errors table."""
     reference = reference_stage(prep, results, cache, progress)
-    evaluations = evaluate_stage(prep, results, progress, reference, bisect, cache)
+    evaluations = {
+        b: evaluate_stage(prep, results, progress, reference, bisect, cache, b)
+        for b in prep.backends
+    }
     return compare_stage(prep, results, reference, evaluations)

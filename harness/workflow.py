@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BACKEND_SOURCES",
     "STAGE_SOURCES",
+    "backend_files",
+    "case_backends",
     "check_config",
     "discover_cases",
     "evaluate_mem_mb",
@@ -34,7 +37,9 @@ _COMMON = (
     "__init__.py",
     "cli.py",
     "cli_probe.py",
+    "cli_output.py",
     "pipeline.py",
+    "stage_inputs.py",
     "cases/__init__.py",
     "cases/load.py",
     "cases/model.py",
@@ -50,6 +55,8 @@ _COMMON = (
     "registered/catalogue.py",
     "registered/register.py",
     "registered/seeds.py",
+    "backends/__init__.py",
+    "backends/catalogue.py",
     "experiments/__init__.py",
     "experiments/base.py",
     "experiments/catalogue.py",
@@ -73,12 +80,12 @@ _COMMON = (
 _JUDGING = (
     "judge/__init__.py",
     "judge/compare.py",
+    "judge/expectations.py",
     "judge/summary.py",
     "judge/collect.py",
     "judge/findings.py",
     "judge/reproduce.py",
     "judge/findings_text.py",
-    "backends/__init__.py",
     "backends/tensorflow/__init__.py",
     "backends/tensorflow/repro.py",
     "judge/runs.py",
@@ -103,12 +110,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     ),
     # Evaluation judges as it goes, to find the exact edges of each outcome (bisection).
     "evaluate": (
-        "backends/__init__.py",
-        "backends/tensorflow/__init__.py",
-        "backends/tensorflow/evaluate.py",
-        "backends/tensorflow/tfimport.py",
-        "backends/tensorflow/derivatives.py",
-        "backends/tensorflow/build.py",
+        "backends/interface.py",
         "registered/seeds.py",
         "numerics/stencils.py",
         "edges/__init__.py",
@@ -118,7 +120,9 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
         "judge/runs.py",
         "judge/__init__.py",
         "judge/compare.py",
+        "judge/expectations.py",
         "judge/summary.py",
+        "backends/catalogue.py",
         "reference/__init__.py",
         "reference/verify.py",
         "reference/table.py",
@@ -156,6 +160,7 @@ _STAGE_KEYS = {
     # The evaluation judges its points to bisect their edges: the reference settings
     # and the tolerances are its settings too.
     "evaluate": (
+        "backends",
         "precision",
         "verify_digits",
         "max_precision",
@@ -168,6 +173,7 @@ _STAGE_KEYS = {
         "tolerances",
     ),
     "compare": (
+        "backends",
         "precision",
         "verify_digits",
         "max_precision",
@@ -182,10 +188,39 @@ _STAGE_KEYS = {
 }
 
 
-def stage_sources(stage: str, root: str | Path = ".") -> list[str]:
+#: Each back end's own files: what its ``evaluate`` jobs run beyond ``STAGE_SOURCES``.
+BACKEND_SOURCES: dict[str, tuple[str, ...]] = {
+    "tensorflow": (
+        "backends/tensorflow/__init__.py",
+        "backends/tensorflow/backend.py",
+        "backends/tensorflow/evaluate.py",
+        "backends/tensorflow/tfimport.py",
+        "backends/tensorflow/derivatives.py",
+        "backends/tensorflow/build.py",
+    ),
+    "jax": (
+        "backends/sweep.py",
+        "backends/jax/__init__.py",
+        "backends/jax/backend.py",
+        "backends/jax/build.py",
+        "backends/jax/derivatives.py",
+    ),
+    "torch": (
+        "backends/sweep.py",
+        "backends/torch/__init__.py",
+        "backends/torch/backend.py",
+        "backends/torch/build.py",
+        "backends/torch/derivatives.py",
+    ),
+}
+
+
+def stage_sources(stage: str, root: str | Path = ".", backend: str | None = None) -> list[str]:
     """Paths (relative to ``root``) of the package files ``stage`` depends on (a list entry
-    is a path inside the package: ``cases/load.py``)."""
-    names = dict.fromkeys((*_COMMON, *STAGE_SOURCES[stage]))
+    is a path inside the package: ``cases/load.py``); an ``evaluate`` job also runs its
+    ``backend``'s files."""
+    own = BACKEND_SOURCES[backend] if backend else ()
+    names = dict.fromkeys((*_COMMON, *STAGE_SOURCES[stage], *own))
     base = Path(root) / "harness"
     return [str(base / n) for n in names if (_PACKAGE / n).exists()]
 
@@ -202,18 +237,52 @@ def evaluate_mem_mb(config: dict[str, Any]) -> int:
     return 16000 if config.get("setting", "quick") == "full" else 2000
 
 
+def _prepared(case_path: str | Path, config: dict[str, Any]):
+    """The case prepared as the study runs it (None: it does not validate)."""
+    from harness.config import load_config
+    from harness.pipeline import prepare
+
+    try:
+        return prepare(case_path, load_config(None, dict(config)))
+    except Exception:  # noqa: BLE001 - a broken case fails in its own job, first
+        return None
+
+
+def case_backends(case_path: str | Path, config: dict[str, Any]) -> list[str]:
+    """The back ends a case's evaluations run in: the study's and the case's, where
+    installed (a case that does not validate: the study's installed ones, so its jobs
+    run and fail with the case's own message)."""
+    from harness.backends.catalogue import installed
+    from harness.cases.schema import BACKENDS
+
+    prep = _prepared(case_path, config)
+    if prep is None:
+        return [b for b in config.get("backends", BACKENDS) if installed(b)]
+    return list(prep.backends)
+
+
+def backend_files(config: dict[str, Any], name: str, folder: str | Path = "cases"):
+    """A rule's input function: the case's ``name`` tables (evaluations, edges), one per
+    back end it runs in (:func:`case_backends`)."""
+    cache: dict[str, list[str]] = {}
+
+    def files(wildcards) -> list[str]:
+        case = wildcards.case
+        if case not in cache:
+            cache[case] = case_backends(Path(folder) / f"{case}.yaml", config)
+        return [f"results/{case}/{b}/{name}.parquet" for b in cache[case]]
+
+    return files
+
+
 def evaluation_cost(case_path: str | Path, config: dict[str, Any]) -> int:
     """A rough cost of a case's evaluation, for scheduling: implementations x dtypes x
     modes x the partials each selected method computes (an experiment counts 100). On
     two cores the study's wall time is set by when its longest chain starts (the
     logistic case's evaluation, over a minute, used to start last, the study then running
     on one core for its final minute)."""
-    from harness.config import load_config
-    from harness.pipeline import prepare
-
-    try:
-        prep = prepare(case_path, load_config(None, dict(config)))
-    except Exception:  # noqa: BLE001 - a broken case fails in its own job, first
+    prep = _prepared(case_path, config)
+    if prep is None:
         return 1000
     if prep.is_experiment:
         return 100

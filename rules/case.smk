@@ -1,6 +1,6 @@
-# One case: the mpmath reference (no TensorFlow), the TensorFlow evaluations with the
-# exact edges of each outcome (one TensorFlow start per case), and the comparison that
-# judges them and states the findings.
+# One case: the mpmath reference (no framework), each back end's evaluations with the
+# exact edges of each outcome (one framework start per case and back end), and the
+# comparison that judges them all and states the findings.
 
 
 rule compute_reference:
@@ -29,16 +29,16 @@ rule evaluate_case:
         # The evaluation judges the points it evaluates to find the exact edges of each
         # outcome (harness.bisection), so it needs the reference.
         reference="results/{case}/reference.parquet",
-        code=stage_sources("evaluate"),
+        code=lambda w: stage_sources("evaluate", backend=w.backend),
     output:
-        evaluations="results/{case}/evaluations.parquet",
-        edges="results/{case}/edges.parquet",
+        evaluations="results/{case}/{backend}/evaluations.parquet",
+        edges="results/{case}/{backend}/edges.parquet",
     params:
         study=stage_settings(config, "evaluate"),
     log:
-        "logs/{case}/evaluate_case.log",
+        "logs/{case}/evaluate_case.{backend}.log",
     benchmark:
-        "logs/{case}/evaluate_case.benchmark.tsv"
+        "logs/{case}/evaluate_case.{backend}.benchmark.tsv"
     threads: 1
     # Measured peaks: under 1 GB per case in the quick setting; in the full setting
     # 13.8 GB (ratio: TensorFlow's forward mode at order 4 through a division); see
@@ -49,15 +49,15 @@ rule evaluate_case:
     conda:
         "../environment.yml"
     shell:
-        "python -m harness evaluate {input.case} --results results --threads {threads} --study {params.study:q} > {log} 2>&1"
+        "python -m harness evaluate {input.case} --backends {wildcards.backend} --results results --threads {threads} --study {params.study:q} > {log} 2>&1"
 
 
 rule compare_case:
     input:
         case="cases/{case}.yaml",
         reference="results/{case}/reference.parquet",
-        evaluations="results/{case}/evaluations.parquet",
-        edges="results/{case}/edges.parquet",
+        evaluations=backend_files(config, "evaluations"),
+        edges=backend_files(config, "edges"),
         code=stage_sources("compare"),
     output:
         errors="results/{case}/errors.parquet",

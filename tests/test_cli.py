@@ -74,19 +74,19 @@ def test_run_writes_three_tables_with_provenance_and_prints_a_summary(workdir):
     assert "2/2 combinations" in proc.stderr and "[####" in proc.stderr
     assert "absl" not in proc.stderr and "oneDNN" not in proc.stderr
     out = proc.stdout.splitlines()
-    assert out[0].split()[:5] == ["implementation", "method", "mode", "dtype", "d"]
+    assert out[0].split()[:6] == ["backend", "implementation", "method", "mode", "dtype", "d"]
     # With --table: one row per implementation x mode x derivative; then the findings
     # (the seed's NaN from 88.72284 among them) and the totals line.
-    assert sum(1 for line in out if line.startswith("naive ")) == 2 * 3
+    assert sum(1 for line in out if line.startswith("tensorflow  naive ")) == 2 * 3
     assert "naive" in proc.stdout and "x=100 => nan != 1" in proc.stdout
-    assert any("naive · d/dx · float32: nan for x ≥ 88.72284" in line for line in out)
+    assert any("TensorFlow · naive · d/dx · float32: nan for x ≥ 88.72284" in line for line in out)
     assert out[-1].startswith("softplus: ") and "nan" in out[-1]
 
     folder = workdir / "results" / "softplus"
     errors = read_table(folder / "errors.parquet")
     assert set(ERROR_COLUMNS) <= set(errors.columns)
     assert set(errors.order) == {0, 1, 2} and set(errors.dtype) == {"float32"}
-    for name in ("reference", "evaluations", "errors"):
+    for name in ("reference", "tensorflow/evaluations", "errors"):
         meta = read_metadata(folder / f"{name}.parquet")
         assert {
             "packages",
@@ -99,14 +99,14 @@ def test_run_writes_three_tables_with_provenance_and_prints_a_summary(workdir):
             "seed",
         } <= set(meta), name
         assert meta["git"]["commit"] and "mpmath" in meta["packages"]
-    tf = read_metadata(folder / "evaluations.parquet")["tensorflow"]
+    tf = read_metadata(folder / "tensorflow" / "evaluations.parquet")["framework"]
     assert tf["tensorflow"].startswith("2.") and "grappler_options" in tf
 
     # Piped (a log file), progress comes as plain lines; the output leads with the
     # findings, the table stays behind --table.
     piped = _harness(args, workdir)
     assert piped.returncode == 0 and "\r" not in piped.stderr
-    assert "evaluate: 2/2 combinations" in piped.stderr.splitlines()
+    assert "evaluate tensorflow: 2/2 combinations" in piped.stderr.splitlines()
     assert "absl" not in piped.stderr and "oneDNN" not in piped.stderr
     first = piped.stdout.splitlines()[0]
     assert first.startswith("softplus: ") and "unexpected" in first and "expected findings" in first

@@ -30,7 +30,12 @@ FULL = load_config(overrides={"setting": "full"})
 
 def _run(path, tmp_path, setting=FULL, **selection):
     """Run a case in the ``full`` setting (these tests are about evaluation, not quick)."""
-    return run_case(path, setting, Selection(**selection), results=tmp_path / "results")
+    return run_case(
+        path,
+        setting,
+        Selection(**{"backends": ["tensorflow"], **selection}),
+        results=tmp_path / "results",
+    )
 
 
 def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
@@ -229,7 +234,9 @@ def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_pat
     prep = prepare(path)
     reference = reference_stage(prep, tmp_path / "results")
     evaluate_stage(prep, tmp_path / "results", reference=reference)
-    stats = read_metadata(tmp_path / "results" / "traced" / "evaluations.parquet")["evaluation"]
+    stats = read_metadata(tmp_path / "results" / "traced" / "tensorflow" / "evaluations.parquet")[
+        "evaluation"
+    ]
     # One trace of the Python per (implementation, method, dtype), all orders in it (an
     # implementation's graph holds no other: compilers rewrite a graph as a whole); the
     # xla mode compiles the graph the function mode traced.
@@ -360,7 +367,11 @@ def test_finite_differences_are_judged_by_their_error_model(tmp_path):
         CASES / "softplus.yaml",
         FULL,
         Selection(
-            dtypes=["float64"], methods=["finite_difference"], modes=["eager"], orders=[1, 2]
+            backends=["tensorflow"],
+            dtypes=["float64"],
+            methods=["finite_difference"],
+            modes=["eager"],
+            orders=[1, 2],
         ),
         results=tmp_path / "results",
     )

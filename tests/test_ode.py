@@ -9,12 +9,15 @@ import math
 import numpy as np
 import pytest
 
-from harness.pipeline import run_case
+from harness.pipeline import Selection, run_case
 from harness.registered import catalogue as registry
 
 from .conftest import CASES
 
 pytestmark = pytest.mark.slow
+
+#: These cases run registered TensorFlow code (JAX and PyTorch: not_applicable).
+TF = Selection(backends=["tensorflow"])
 
 T_STAR = 100 * math.log(4)  # the seed's 138.629...
 
@@ -33,7 +36,9 @@ def _row(errors, implementation, method, partial, **where):
 
 @pytest.fixture(scope="module")
 def hitting(tmp_path_factory):
-    return run_case(CASES / "hitting_time_numerical.yaml", results=tmp_path_factory.mktemp("ode"))
+    return run_case(
+        CASES / "hitting_time_numerical.yaml", selection=TF, results=tmp_path_factory.mktemp("ode")
+    )
 
 
 def test_hitting_time_on_the_rk4_solution_reproduces_the_seed(hitting):
@@ -86,7 +91,7 @@ def test_implicit_function_rule_at_stop_gradient_is_wrong_at_order_two():
 
 
 def test_rk4_solution_accuracy_and_stability_limit(tmp_path):
-    errors = run_case(CASES / "logistic_rk4.yaml", results=tmp_path)
+    errors = run_case(CASES / "logistic_rk4.yaml", selection=TF, results=tmp_path)
     seed = {"t": T_STAR, "r": 0.01, "y0": 0.5}
     y = _row(errors, "rk4", "reverse", "", **seed)
     assert abs(y.value - 0.8) < 1e-11

@@ -19,7 +19,10 @@ def _name(spec: str) -> str:
 
 def _pyproject() -> dict[str, str]:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    specs = data["project"]["dependencies"] + data["project"]["optional-dependencies"]["test"]
+    extras = data["project"]["optional-dependencies"]
+    specs = data["project"]["dependencies"] + extras["test"] + extras["all"]
+    # `all` is the union of the back ends' extras.
+    assert sorted(extras["all"]) == sorted(extras["jax"] + extras["torch"])
     return {_name(s): s.replace(" ", "") for s in specs}
 
 

@@ -62,6 +62,7 @@ def test_stable_domain_runs_and_unjudged_points():
 def study(tmp_path_factory):
     where = tmp_path_factory.mktemp("report")
     sel = Selection(
+        backends=["tensorflow"],
         dtypes=["float32", "float64"],
         methods=["reverse", "finite_difference"],
         modes=["eager", "function"],
@@ -229,10 +230,10 @@ def test_index_states_the_seed_facts_as_findings_in_chromium(study):
     # The documentation's custom gradient: NaN at order 2 from the same input.
     line("softplus ·", "doc_custom_gradient", "· d²/dx² · float32: nan for x ≥ 88.72284")
     # Seed 004: the nested second-order rule is wrong.
-    line("nested_softplus · seed004_rule · d²/dx² · float32: wrong")
+    line("nested_softplus · TensorFlow · seed004_rule · d²/dx² · float32: wrong")
     # Seeds 000/001: a/b**2 with a = b, float32: inf below 2**-63, zero from sqrt(max).
-    line("ratio · explicit_square · d/db · float32: inf for a ≤ 1.0842021e-19")
-    line("ratio · explicit_square · d/db · float32: zero for a ≥ 1.8446744e+19")
+    line("ratio · TensorFlow · explicit_square · d/db · float32: inf for a ≤ 1.0842021e-19")
+    line("ratio · TensorFlow · explicit_square · d/db · float32: zero for a ≥ 1.8446744e+19")
     assert "88.72284" in anchored and link.startswith("softplus.html#f")
 
 

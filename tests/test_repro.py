@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
 def findings(tmp_path_factory):
     out = tmp_path_factory.mktemp("repro")
     sel = Selection(
+        backends=["tensorflow"],
         dtypes=["float32"],
         methods=["reverse", "forward", "finite_difference"],
         modes=["eager", "function", "xla"],

@@ -24,7 +24,11 @@ def _findings(errors) -> pd.DataFrame:
 
 
 def _run(case: str, out, **selection):
-    errors = run_case(CASES / f"{case}.yaml", selection=Selection(**selection), results=out)
+    errors = run_case(
+        CASES / f"{case}.yaml",
+        selection=Selection(**{"backends": ["tensorflow"], **selection}),
+        results=out,
+    )
     errors.attrs["results"] = out
     return errors
 
@@ -220,7 +224,12 @@ def test_ratio_explicit_square_edges_are_exact(ratio):
 @pytest.fixture(scope="module")
 def composition(tmp_path_factory):
     out = tmp_path_factory.mktemp("composition")
-    sel = Selection(dtypes=["float32"], methods=["reverse"], modes=["eager", "function"])
+    sel = Selection(
+        backends=["tensorflow"],
+        dtypes=["float32"],
+        methods=["reverse"],
+        modes=["eager", "function"],
+    )
     return run_case(CASES / "composition.yaml", selection=sel, results=out)
 
 
@@ -278,6 +287,7 @@ def test_trace_command_prints_the_seed_trace(harness_cmd):
 def nested(tmp_path_factory):
     out = tmp_path_factory.mktemp("nested")
     sel = Selection(
+        backends=["tensorflow"],
         dtypes=["float32"],
         methods=["reverse", "forward_over_reverse"],
         modes=["eager", "function"],
@@ -413,7 +423,7 @@ def test_logistic_reference_agrees_with_mpmath_odefun(tmp_path):
 @pytest.fixture(scope="module")
 def logistic(tmp_path_factory):
     out = tmp_path_factory.mktemp("logistic")
-    sel = Selection(methods=["reverse"], modes=["eager"])
+    sel = Selection(backends=["tensorflow"], methods=["reverse"], modes=["eager"])
     return run_case(CASES / "logistic.yaml", selection=sel, results=out)
 
 
@@ -442,7 +452,12 @@ def test_sigmoid_form_loses_every_derivative_in_its_tail(logistic):
 
 
 def test_hitting_time_138_629_and_the_implicit_function_gradient(tmp_path):
-    sel = Selection(dtypes=["float64"], methods=["reverse"], modes=["eager", "function"])
+    sel = Selection(
+        backends=["tensorflow"],
+        dtypes=["float64"],
+        methods=["reverse"],
+        modes=["eager", "function"],
+    )
     e = run_case(CASES / "hitting_time.yaml", selection=sel, results=tmp_path)
     seed = e[(e.r == 0.01) & (e.y0 == 0.5)]
     for impl in ("logit_difference", "log_of_ratio", "implicit_function"):

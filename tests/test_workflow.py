@@ -100,8 +100,13 @@ def study(tmp_path_factory):
 def test_the_study_produces_every_table(study):
     where, proc = study
     for case in ("ratio", "softplus"):
-        for table in ("reference", "evaluations", "edges", "errors", "findings"):
+        for table in ("reference", "errors", "findings"):
             assert (where / "results" / case / f"{table}.parquet").exists()
+        for backend in ("tensorflow", "jax", "torch"):
+            for table in ("evaluations", "edges"):
+                assert (where / "results" / case / backend / f"{table}.parquet").exists()
+        errors = read_table(where / "results" / case / "errors.parquet")
+        assert set(errors.backend) == {"tensorflow", "jax", "torch"}
     summary = read_table(where / "results" / "summary.parquet")
     assert set(summary.case) == {"ratio", "softplus"}
     assert {"stable_domain", "median_bits", "max_bits", "worst", "ok", "nan"} <= set(
@@ -120,14 +125,15 @@ def test_the_study_produces_every_table(study):
     meta = read_metadata(where / "results" / "summary.parquet")
     assert set(meta["cases"]) == {"ratio", "softplus"}
     # The tiny config reached every stage.
-    ev = read_table(where / "results" / "softplus" / "evaluations.parquet")
+    ev = read_table(where / "results" / "softplus" / "tensorflow" / "evaluations.parquet")
     assert set(ev.dtype) == {"float32", "float64"} and set(ev.method) == {
         "reverse",
         "finite_difference",
     }
-    # TensorFlow starts once per case: only evaluate_case jobs run it, one per case.
+    # Each framework starts once per case: only evaluate_case jobs run one, one job per
+    # case and back end.
     log = proc.stderr + proc.stdout
-    assert log.count("rule evaluate_case:") == 2
+    assert log.count("rule evaluate_case:") == 2 * 3
     assert (
         "tensorflow"
         not in (where / "logs" / "softplus" / "compute_reference.log").read_text().lower()
@@ -148,7 +154,7 @@ def test_editing_a_case_reruns_only_that_case(study):
     with _edited(path, lambda t: t.replace("notes: >-", "notes: >-\n  Edited.", 1)):
         assert _planned(where) == {
             "compute_reference": 1,
-            "evaluate_case": 1,
+            "evaluate_case": 3,  # one per back end
             "compare_case": 1,
             "collect_results": 1,
             "render_case_page": 1,
@@ -167,8 +173,13 @@ def test_editing_tensorflow_code_reruns_evaluations_not_references(study):
 
     with _edited(where / "harness" / "backends" / "tensorflow" / "derivatives.py", append):
         plan = _planned(where)
+        # TensorFlow's evaluations of both cases: not JAX's or PyTorch's.
         assert plan["evaluate_case"] == 2 and plan["compare_case"] == 2
         assert "compute_reference" not in plan
+    with _edited(where / "harness" / "backends" / "jax" / "derivatives.py", append):
+        out = _snakemake(where, "-n").stdout
+        assert _planned(where)["evaluate_case"] == 2 and "backend=jax" in out
+        assert "backend=tensorflow" not in out
     with _edited(where / "harness" / "reference" / "jets.py", append):
         assert _planned(where)["compute_reference"] == 2
     assert "Nothing to be done" in _snakemake(where, "-n").stdout
@@ -183,7 +194,7 @@ def test_changing_a_tolerance_reruns_evaluations_and_comparisons_not_references(
         "  float16: [1, 2, 4, 8, 16]\n  bfloat16: [1, 2, 4, 8, 16]\n"
     )
     assert _planned(where, "--configfile", "tiny.yaml", "tol.yaml") == {
-        "evaluate_case": 2,
+        "evaluate_case": 2 * 3,
         "compare_case": 2,
         "collect_results": 1,
         "render_case_page": 2,
@@ -240,7 +251,7 @@ def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):
     )
     deadline = time.time() + 120
     # Kill the whole run while an evaluation job is in flight.
-    while time.time() < deadline and not list((where / "logs").glob("*/evaluate_case.log")):
+    while time.time() < deadline and not list((where / "logs").glob("*/evaluate_case.*.log")):
         time.sleep(0.2)
     time.sleep(1.5)
     os.killpg(proc.pid, signal.SIGKILL)
@@ -271,11 +282,14 @@ def test_each_stage_imports_only_its_declared_sources(tmp_path):
         "mods = sorted(str(pathlib.Path(sys.modules[m].__file__).relative_to(top)) "
         "for m in sys.modules if m.startswith('harness.')); print('MODULES=' + json.dumps(mods))"
     )
-    for stage, args in (
-        ("reference", ["reference", "softplus.yaml", *sel]),
-        ("evaluate", ["evaluate", "softplus.yaml", *sel]),
-        ("compare", ["compare", "softplus.yaml", *sel]),
-        ("collect", ["collect", "--out", "summary.parquet"]),
+    for stage, backend, args in (
+        ("reference", None, ["reference", "softplus.yaml", *sel]),
+        *(
+            ("evaluate", b, ["evaluate", "softplus.yaml", "--backends", b, *sel])
+            for b in ("tensorflow", "jax", "torch")
+        ),
+        ("compare", None, ["compare", "softplus.yaml", *sel]),
+        ("collect", None, ["collect", "--out", "summary.parquet"]),
     ):
         out = subprocess.run(
             [sys.executable, "-c", code, *args],
@@ -287,8 +301,11 @@ def test_each_stage_imports_only_its_declared_sources(tmp_path):
         assert out.returncode == 0, out.stderr
         line = next(x for x in out.stdout.splitlines() if x.startswith("MODULES="))
         used = set(__import__("json").loads(line.removeprefix("MODULES=")))
-        declared = {str(Path(p).relative_to("harness")) for p in stage_sources(stage)}
+        declared = {str(Path(p).relative_to("harness")) for p in stage_sources(stage, ".", backend)}
         assert used <= declared, (stage, used - declared)
+        if backend:  # no other back end's files (nor its framework) in an evaluate job
+            others = {b for b in ("tensorflow", "jax", "torch") if b != backend}
+            assert not any(u.startswith(f"backends/{o}/") for u in used for o in others)
 
 
 def test_snakemakes_own_report_flags_our_pages(study):

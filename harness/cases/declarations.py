@@ -239,6 +239,7 @@ class DeclarationChecks:
                     orders=as_tuple(spec.get("order")),
                     partial=partial,
                     where=where,
+                    backends=as_tuple(spec.get("backend")),
                 )
             )
         return out

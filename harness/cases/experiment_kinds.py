@@ -158,6 +158,7 @@ class ExperimentCase:
     tolerances: tuple = ()
     implementations: tuple = ()
     partials: tuple = ()
+    backends: tuple[str, ...] | None = None
 
     def label(self, partial: str) -> str:
         return partial

@@ -172,6 +172,7 @@ class Checker(SemanticChecks, DeclarationChecks):
             quick=Narrowing.from_data(data.get("quick")),
             expectations=tuple(expectations),
             raw=data,
+            backends=tuple(data["backends"]) if "backends" in data else None,
         )
 
     def _experiment_expectations(self, data: dict[str, Any], exp) -> list[Expectation] | None:

@@ -126,6 +126,7 @@ class Narrowing:
     modes: tuple[str, ...] | None = None
     max_points: int | None = None
     max_order: tuple[tuple[str, int], ...] | None = None
+    backends: tuple[str, ...] | None = None
 
     @classmethod
     def from_data(cls, data: dict[str, Any] | None) -> Narrowing | None:
@@ -141,6 +142,7 @@ class Narrowing:
             modes=tuple(data["modes"]) if "modes" in data else None,
             max_points=data.get("max_points"),
             max_order=tuple(sorted(order.items())) if order else None,
+            backends=tuple(data["backends"]) if "backends" in data else None,
         )
 
 
@@ -155,6 +157,7 @@ class Expectation:
     orders: tuple[int, ...] | None = None
     partial: Partial | None = None
     where: dict[str, tuple[float, float]] = field(default_factory=dict)
+    backends: tuple[str, ...] | None = None  # None: every back end
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,7 @@ class Case:
     tolerances: tuple[Tolerance, ...]
     raw: dict[str, Any]
     functions: tuple[CaseFunction, ...] = ()
+    backends: tuple[str, ...] | None = None  # None: every back end the study runs
 
     @property
     def input_names(self) -> tuple[str, ...]:

@@ -17,14 +17,21 @@ __all__ = [
     "EXPERIMENT_CASE_SCHEMA",
     "DTYPES",
     "METHODS",
+    "BACKENDS",
     "MODES",
     "OUTCOMES",
 ]
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 NESTED_PATTERNS = ("nested_function", "decorated_grad_fn")
-METHODS = ("reverse", "forward", "forward_over_reverse", "finite_difference")
-MODES = ("eager", "function", "xla")
+#: The frameworks a case runs in (each offers its own methods, modes and dtypes: see
+#: :mod:`harness.backends.catalogue`).
+BACKENDS = ("tensorflow", "jax", "torch")
+#: Every method some back end offers (``taylor``: JAX's ``jax.experimental.jet``).
+METHODS = ("reverse", "forward", "forward_over_reverse", "finite_difference", "taylor")
+#: Every mode some back end offers: TensorFlow's eager, ``tf.function`` and XLA; JAX's
+#: ``jax.jit``; ``torch.compile``.
+MODES = ("eager", "function", "xla", "jit", "compile")
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
 MAX_ORDER = 4
 
@@ -210,6 +217,7 @@ def _narrowing(description: str) -> dict[str, Any]:
     """What the ``quick`` setting narrows (each list is intersected with the wider one)."""
     return _obj(
         {
+            "backends": _list_of(BACKENDS),
             "dtypes": _list_of(DTYPES),
             "methods": _list_of(METHODS),
             "modes": _list_of(MODES),
@@ -285,6 +293,7 @@ CASE_SCHEMA: dict[str, Any] = {
                 },
                 minProperties=1,
             ),
+            "backends": _list_of(BACKENDS),
             "dtypes": _list_of(DTYPES),
             "methods": _list_of(METHODS),
             "modes": _list_of(MODES),
@@ -302,6 +311,7 @@ CASE_SCHEMA: dict[str, Any] = {
                 "items": _obj(
                     {
                         "implementation": _one_or_many({"type": "string", "pattern": _NAME}),
+                        "backend": _SELECTOR_ENUM(BACKENDS),
                         "method": _SELECTOR_ENUM(METHODS),
                         "mode": _SELECTOR_ENUM(MODES),
                         "dtype": _SELECTOR_ENUM(DTYPES),
@@ -368,6 +378,7 @@ EXPERIMENT_CASE_SCHEMA: dict[str, Any] = {
                 "description": "Parameters that replace those of `parameters` in the `quick` "
                 "setting (the default study); `full` ignores them.",
             },
+            "backends": _list_of(BACKENDS),
             "dtypes": _list_of(DTYPES),
             "modes": _list_of(MODES),
             "quick": _QUICK,
@@ -393,6 +404,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "verify_digits": {"type": "integer", "minimum": 5, "maximum": 1000},
             "max_precision": {"type": "integer", "minimum": 40, "maximum": 20000},
             "seed": {"type": "integer", "minimum": 0},
+            "backends": CASE_SCHEMA["properties"]["backends"],
             "dtypes": CASE_SCHEMA["properties"]["dtypes"],
             "methods": CASE_SCHEMA["properties"]["methods"],
             "modes": CASE_SCHEMA["properties"]["modes"],

@@ -56,6 +56,7 @@ class SemanticChecks:
             tolerances=tuple(tolerances or ()),
             raw=data,
             functions=tuple(functions or ()),
+            backends=tuple(data["backends"]) if "backends" in data else None,
         )
 
     def _expr(self, path: tuple, text: Any, names: frozenset[str] | None) -> ex.Node | None:

@@ -26,6 +26,7 @@ __all__ = [
 
 #: What an edge records (one row per edge of a run of one outcome).
 EDGE_COLUMNS = (
+    "backend",
     "implementation",
     "method",
     "mode",

@@ -38,6 +38,7 @@ from harness.results import read_metadata, read_table
 
 __all__ = [
     "ProvenanceMismatch",
+    "case_edges",
     "case_findings",
     "case_summary",
     "collect",
@@ -194,6 +195,13 @@ def write_case_summary(
     return out
 
 
+def case_edges(folder: str | Path) -> pd.DataFrame | None:
+    """The bisected edges of a case's folder: every back end's ``<backend>/edges.parquet``."""
+    parts = [read_table(p) for p in sorted(Path(folder).glob("*/edges.parquet"))]
+    parts = [p for p in parts if not p.empty]
+    return pd.concat(parts, ignore_index=True) if parts else None
+
+
 def case_summary(errors_path: str | Path, inputs: Sequence[str] | None = None) -> pd.DataFrame:
     """The summary of one case: the one the compare stage wrote beside ``errors_path`` when
     it matches that file byte for byte, else computed from the errors table."""
@@ -204,8 +212,7 @@ def case_summary(errors_path: str | Path, inputs: Sequence[str] | None = None) -
     errors = read_table(errors_path)
     segments = read_metadata(errors_path).get("segments")
     names = list(inputs) if inputs else input_columns(errors)
-    edges_path = Path(errors_path).with_name("edges.parquet")
-    edges = read_table(edges_path) if edges_path.exists() else None
+    edges = case_edges(Path(errors_path).parent)
     return summarise_case(errors, names, segments=segments, edges=edges)
 
 
@@ -237,8 +244,7 @@ def case_findings(errors_path: str | Path, inputs: Sequence[str] | None = None) 
     from harness.judge.findings import find
 
     errors = read_table(errors_path)
-    edges_path = Path(errors_path).with_name("edges.parquet")
-    edges = read_table(edges_path) if edges_path.exists() else None
+    edges = case_edges(Path(errors_path).parent)
     names = list(inputs) if inputs else input_columns(errors)
     return find(errors, edges, names, read_metadata(errors_path).get("segments"))
 
@@ -262,7 +268,7 @@ def collect(
             "config_hash": meta.get("config_hash"),
             "created": meta.get("created"),
             "file": str(path),
-            "platform": (meta.get("inputs", {}).get("evaluations") or {}).get("platform"),
+            "flush": meta.get("flush"),
         }
     summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     findings = pd.concat(found, ignore_index=True) if found else pd.DataFrame()

@@ -35,6 +35,7 @@ Tolerance, per method (``tolerance``, ``tolerance_unit``, ``tolerance_reason`` p
 Outcome (first rule that applies):
 
 ==================  =============================================================
+``not_applicable``  the back end cannot express the combination; the reason is kept
 ``error``           the framework raised; the message is kept
 ``missing``         the framework returned no gradient (``None``)
 ``ref_unreliable``  the reference did not verify; the row is kept out of verdicts
@@ -72,8 +73,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from harness.cases.model import Case, Expectation
+from harness.cases.model import Case
 from harness.cases.schema import OUTCOMES as DECLARABLE_OUTCOMES
+from harness.judge.expectations import apply_expectations, covers
 from harness.numerics.fd_model import FD_COLUMNS
 from harness.numerics.floats import FORMATS, bits_of_error, ulps_between, ulps_beyond_range
 from harness.numerics.flush import FLUSH_COLUMNS, flush_columns
@@ -92,10 +94,20 @@ __all__ = [
     "judge_frame",
 ]
 
-#: Every outcome: those an expectation may declare, and ``flushed`` (a platform effect).
-OUTCOMES = (*DECLARABLE_OUTCOMES, "flushed")
+#: Every outcome: those an expectation may declare, ``flushed`` (a platform effect) and
+#: ``not_applicable`` (the combination cannot be written in the back end's framework).
+OUTCOMES = (*DECLARABLE_OUTCOMES, "flushed", "not_applicable")
 
-ERROR_COLUMNS = ["case", "implementation", "method", "mode", "dtype", "order", "partial"]
+ERROR_COLUMNS = [
+    "case",
+    "backend",
+    "implementation",
+    "method",
+    "mode",
+    "dtype",
+    "order",
+    "partial",
+]
 
 # The errors table: these columns, with the case's inputs between the two groups.
 _BEFORE_INPUTS = (*ERROR_COLUMNS, "point")
@@ -215,6 +227,7 @@ def judge(
     spurious_zero = (v == 0) & (rounded != 0)
     ok = within_abs | ((within | within_zero) & ~spurious_inf & ~spurious_zero)
     rules = [
+        (status == "not_applicable", "not_applicable"),
         (status == "error", "error"),
         (status == "missing", "missing"),
         (~reliable, "ref_unreliable"),
@@ -239,25 +252,6 @@ def judge(
         outcome[mask] = name
         decided |= mask
     return {"ulps": ulps, "bits": bits, "rel_error": rel, "outcome": outcome}
-
-
-def covers(e: Expectation, frame: pd.DataFrame, case: Case) -> np.ndarray:
-    """Rows of ``frame`` (errors or evaluations) that expectation ``e`` covers."""
-    mask = frame["implementation"].isin(e.implementations).to_numpy().copy()
-    for column, allowed in (
-        ("method", e.methods),
-        ("mode", e.modes),
-        ("dtype", e.dtypes),
-        ("order", e.orders),
-    ):
-        if allowed is not None:
-            mask &= frame[column].isin(allowed).to_numpy()
-    if e.partial is not None:
-        mask &= (frame["partial"] == case.label(e.partial)).to_numpy()
-    for name, (lo, hi) in e.where.items():
-        x = frame[name].to_numpy(np.float64)
-        mask &= (x >= lo) & (x <= hi)
-    return mask
 
 
 def _zero_scale(frame: pd.DataFrame) -> np.ndarray:
@@ -360,6 +354,8 @@ def errors_table(frame: pd.DataFrame, case, names: Sequence[str], tolerance) -> 
     the errors table out: the standard columns with ``names`` (the inputs) in between,
     sorted; shared by expression and experiment cases."""
     out = judge_frame(frame, tolerance)
+    if "backend" not in out:  # rows straight from TensorFlow's evaluate_case
+        out["backend"] = "tensorflow"
     apply_expectations(out, case)
     if "seconds" not in out:
         out["seconds"] = np.nan
@@ -368,31 +364,13 @@ def errors_table(frame: pd.DataFrame, case, names: Sequence[str], tolerance) -> 
     out = (
         out[columns]
         .sort_values(
-            ["implementation", "method", "mode", "dtype", "order", "partial", "point"],
+            ["backend", "implementation", "method", "mode", "dtype", "order", "partial", "point"],
             kind="stable",
         )
         .reset_index(drop=True)
     )
     out["outcome"] = pd.Categorical(out["outcome"], categories=OUTCOMES)
     return out
-
-
-def apply_expectations(out: pd.DataFrame, case) -> None:
-    """Set ``expected_outcome``, ``expectation_reason`` and ``expected`` (in place)."""
-    out["expected_outcome"] = ""
-    out["expectation_reason"] = ""
-    for e in case.expectations:
-        mask = covers(e, out, case)
-        out.loc[mask, "expected_outcome"] = e.outcome
-        out.loc[mask, "expectation_reason"] = e.reason
-    covered = out["expected_outcome"] != ""
-    # A flushed row is the platform's doing: it neither holds nor breaks an expectation.
-    judged = covered & ~out["outcome"].isin(["ref_unreliable", "flushed"])
-    out["expected"] = np.where(
-        judged,
-        np.where(out["outcome"] == out["expected_outcome"], "held", "broken"),
-        np.where(covered, "unjudged", ""),
-    )
 
 
 def compare(

@@ -45,6 +45,7 @@ __all__ = [
 
 FINDING_COLUMNS = [
     "case",
+    "backend",
     "implementation",
     "partial",
     "derivative",
@@ -92,7 +93,9 @@ def edge_lookup(edges: pd.DataFrame | None) -> dict:
         return {}
     out = {}
     for r in edges.itertuples(index=False):
-        key = (r.implementation, r.method, r.mode, r.dtype, r.partial, r.side, r.coarse_inside)
+        backend = getattr(r, "backend", "tensorflow") or "tensorflow"
+        key = (backend, r.implementation, r.method, r.mode, r.dtype, r.partial)
+        key = (*key, r.side, r.coarse_inside)
         out[key] = r
     return out
 
@@ -150,10 +153,12 @@ def find(
     tied = [n for n in free[1:] if np.array_equal(errors[n], errors[free[0]])] if free else []
     one_axis = bool(free) and len(tied) == len(free) - 1
     lookup = edge_lookup(edges)
-    keys = ["implementation", "method", "mode", "dtype", "partial"]
+    if "backend" not in errors:
+        errors = errors.assign(backend="tensorflow")
+    keys = ["backend", "implementation", "method", "mode", "dtype", "partial"]
     merged: dict[tuple, dict] = {}
     for key, group in errors.groupby(keys, sort=True, observed=True):
-        impl, method, mode, dtype, label = key
+        backend, impl, method, mode, dtype, label = key
         if one_axis:
             axis = free[0]
             pieces = (segments or {}).get(axis)
@@ -162,9 +167,9 @@ def find(
             axis = ""
             found = _grid_sets(group, free or inputs[:1])
         for run, lo, hi, lo_x, hi_x, lo_out, hi_out, lo_open, hi_open, rows in found:
-            if run.outcome == "ok":
+            if run.outcome in ("ok", "not_applicable"):
                 continue
-            merged.setdefault((impl, label, dtype, run.outcome), []).append(
+            merged.setdefault((backend, impl, label, dtype, run.outcome), []).append(
                 {
                     "axis": axis,
                     "run": run,
@@ -188,15 +193,15 @@ def find(
     # Implementations that share a statement exactly (the same derivative, dtype,
     # outcome, interval, methods and modes: often the same expression behind two custom
     # gradients) form one group, reported as one line.
-    same = ["derivative", "dtype", "outcome", "variants", "expected"]
+    same = ["backend", "derivative", "dtype", "outcome", "variants", "expected"]
     out["group"] = out.groupby(same, sort=False).ngroup()
     first = out.groupby("group")["id"].transform("first")
     out["group"] = first
     return out
 
 
-_METHOD_ORDER = ("reverse", "forward", "forward_over_reverse", "finite_difference")
-_MODE_ORDER = ("eager", "function", "xla")
+_METHOD_ORDER = ("reverse", "forward", "forward_over_reverse", "taylor", "finite_difference")
+_MODE_ORDER = ("eager", "function", "xla", "jit", "compile")
 
 
 def _overlapping(pieces: list[dict]) -> list[list[dict]]:
@@ -232,7 +237,7 @@ def _edge(members: list[tuple], lowest: bool) -> dict:
 
 
 def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]) -> dict:
-    impl, label, dtype, outcome = ident
+    backend, impl, label, dtype, outcome = ident
     axis = group[0]["axis"]
     rows = pd.concat([g["rows"] for g in group], ignore_index=True)
     members = [g["member"] for g in group]
@@ -261,6 +266,7 @@ def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]
     points = int(rows[axis].nunique()) if axis else max(int(g["run"].hits) for g in group)
     record = {
         "case": case_id,
+        "backend": backend,
         "implementation": impl,
         "partial": label,
         "derivative": derivative_name(partial),
@@ -347,7 +353,7 @@ def _grid_sets(group: pd.DataFrame, free: Sequence[str]):
 
     out = []
     outcome = group["outcome"].astype(str)
-    for name in sorted(set(outcome) - {"ok", "ref_unreliable", "flushed"}):
+    for name in sorted(set(outcome) - {"ok", "ref_unreliable", "flushed", "not_applicable"}):
         rows = group[outcome == name]
         axis = free[0]
         lo, hi = float(rows[axis].min()), float(rows[axis].max())
@@ -362,7 +368,10 @@ def stable_intervals(group: pd.DataFrame, axis: str, pieces, lookup: dict) -> li
     outside the failure is ok (``lookup``: :func:`edge_lookup` of the case's edges)."""
     if group.empty:
         return []
-    key = tuple(group[k].iloc[0] for k in ("implementation", "method", "mode", "dtype", "partial"))
+    columns = ("backend", "implementation", "method", "mode", "dtype", "partial")
+    if "backend" not in group:
+        group = group.assign(backend="tensorflow")
+    key = tuple(group[k].iloc[0] for k in columns)
     found = _intervals(group, axis, pieces, lookup, key)
     out = []
     for k, (run, lo, hi, *_rest) in enumerate(found):

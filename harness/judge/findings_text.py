@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from harness.backends.catalogue import SPECS
 from harness.judge.runs import SEVERITY
 
 __all__ = [
@@ -112,9 +113,11 @@ def finding_text(f: dict) -> str:
     partly = ""
     if f.get("expected") == "unexpected" and f.get("held"):
         partly = f"; an expectation covers {f['held']} of its {f['failing']} failing values"
+    backend = f.get("backend") or "tensorflow"
+    framework = SPECS[backend].title if backend in SPECS else backend
     return (
-        f"{f['case']} · {f['implementation']} · {f['derivative']} · {f['dtype']}: {what} for "
-        f"{where}, {share}{worst}{partly}"
+        f"{f['case']} · {framework} · {f['implementation']} · {f['derivative']} · "
+        f"{f['dtype']}: {what} for {where}, {share}{worst}{partly}"
     )
 
 

@@ -28,13 +28,16 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
         ids = np.sort(g["point"].unique())
         positions[dtype] = ({int(p): i for i, p in enumerate(ids)}, len(ids))
     for f in findings.itertuples(index=False):
-        if not f.worst_inputs or not f.worst_method:
+        backend = getattr(f, "backend", "tensorflow") or "tensorflow"
+        if not f.worst_inputs or not f.worst_method or backend != "tensorflow":
+            # The probe and the scripts are TensorFlow's (JAX and PyTorch: the case page).
             probes.append("")
             snippets.append("")
             continue
         point = json.loads(f.worst_inputs)
         rows = errors[
-            (errors["implementation"] == f.implementation)
+            (errors.get("backend", "tensorflow") == backend)
+            & (errors["implementation"] == f.implementation)
             & (errors["dtype"] == f.dtype)
             & (errors["partial"] == f.partial)
             & (errors["method"] == f.worst_method)
@@ -49,7 +52,8 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
             index = where[int(rows[at]["point"].iloc[0])]
         path = f"cases/{f.case}.yaml"
         # The run computed every partial of its method in one pass; so do both.
-        computed = errors.loc[errors["method"] == f.worst_method, "order"]
+        mine = errors[errors.get("backend", "tensorflow") == backend]
+        computed = mine.loc[mine["method"] == f.worst_method, "order"]
         max_order = int(computed.max()) if len(computed) else len(f.partial)
         probes.append(
             probe_command(
@@ -70,7 +74,7 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
             method_partials = sorted(
                 {
                     label_partial(lbl, inputs)
-                    for lbl in errors[errors["method"] == f.worst_method]["partial"].unique()
+                    for lbl in mine[mine["method"] == f.worst_method]["partial"].unique()
                 },
                 key=lambda p: (len(p), p),
             )

@@ -10,7 +10,7 @@ from harness.judge.compare import OUTCOMES
 
 __all__ = ["NOT_FAILURES", "format_summary", "ranked_failures", "worst_point"]
 
-KEYS = ["implementation", "method", "mode", "dtype", "order", "partial"]
+KEYS = ["backend", "implementation", "method", "mode", "dtype", "order", "partial"]
 _SHORT = {
     "ok": "ok",
     "inaccurate": "inacc",
@@ -22,12 +22,14 @@ _SHORT = {
     "error": "err",
     "ref_unreliable": "unrel",
     "flushed": "flush",
+    "not_applicable": "n/a",
 }
 
 
-#: Outcomes that are not failures of an implementation: right, not judged, or the
-#: platform's subnormal flush (reported apart).
-NOT_FAILURES = ("ok", "ref_unreliable", "flushed")
+#: Outcomes that are not failures of an implementation: right, not judged, the
+#: platform's subnormal flush (reported apart), or a combination the framework cannot
+#: express.
+NOT_FAILURES = ("ok", "ref_unreliable", "flushed", "not_applicable")
 
 
 def ranked_failures(frame: pd.DataFrame) -> pd.DataFrame:
@@ -45,7 +47,7 @@ def worst_point(group: pd.DataFrame, inputs: list[str]) -> str:
         return ""
     row = bad.iloc[0]
     where = ", ".join(f"{n}={row[n]:.6g}" for n in inputs)
-    if row["outcome"] in ("error", "missing"):
+    if row["outcome"] in ("error", "missing", "not_applicable"):
         return f"{where} => {row['outcome']}: {row['message']}"
     return (
         f"{where} => {row['value']:.8g} != {row['reference_rounded']:.8g} "
@@ -56,13 +58,16 @@ def worst_point(group: pd.DataFrame, inputs: list[str]) -> str:
 def format_summary(summary: pd.DataFrame) -> str:
     """A plain-text table for the terminal."""
     present = [o for o in OUTCOMES if summary[o].sum() > 0] or ["ok"]
-    head = ["implementation", "method", "mode", "dtype", "d"] + [_SHORT[o] for o in present]
+    head = ["backend", "implementation", "method", "mode", "dtype", "d"] + [
+        _SHORT[o] for o in present
+    ]
     head += ["broken", "worst point"]
     body = []
     for r in summary.itertuples(index=False):
         d = r.partial or "f"
         body.append(
             [
+                r.backend,
                 r.implementation,
                 r.method,
                 r.mode,

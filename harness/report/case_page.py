@@ -90,6 +90,7 @@ def case_page(
         if not dom.empty:
             domain = dom[
                 [
+                    "backend",
                     "implementation",
                     "method",
                     "mode",
@@ -112,7 +113,7 @@ def case_page(
 def case_notes(case_id: str, case, meta: dict, summary: pd.DataFrame) -> str:
     """A case page's notes: stale results, and the platform's flush with its rows."""
     stale = stale_note(case_id, meta.get("case_hash"), case.content_hash if case else None)
-    flags = ((meta.get("inputs") or {}).get("evaluations") or {}).get("platform") or {}
+    flags = {"flush": meta.get("flush")}
     flushed = summary[summary["flushed"] > 0] if "flushed" in summary else None
     flush = ""
     if flushed is not None and not flushed.empty:

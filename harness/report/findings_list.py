@@ -63,37 +63,40 @@ def findings_list(
 
 
 def platform_note(flags_by_case: Mapping[str, dict], flushed: pd.DataFrame | None = None) -> str:
-    """What the flush probe found, per dtype and mode, and how many rows it explains
-    (``flushed``: counts per dtype and mode)."""
-    merged: dict[str, dict[str, dict]] = {}
+    """What the flush probe found, per back end, dtype and mode, and how many rows it
+    explains (``flushed``: counts per back end, dtype and mode). ``flags_by_case`` maps a
+    case to ``{backend: {dtype: {mode: flag}}}``."""
+    merged: dict[tuple[str, str, str], dict] = {}
     for flags in flags_by_case.values():
-        for dtype, modes in (flags or {}).items():
-            for mode, flag in modes.items():
-                merged.setdefault(dtype, {})[mode] = flag
+        for backend, by_dtype in (flags or {}).items():
+            for dtype, modes in (by_dtype or {}).items():
+                for mode, flag in modes.items():
+                    merged[(backend, dtype, mode)] = flag
     if not merged:
         return '<p class="muted">No flush probe was recorded.</p>'
     rows = []
-    for dtype in ("float16", "bfloat16", "float32", "float64"):
-        for mode in ("eager", "function", "xla"):
-            flag = merged.get(dtype, {}).get(mode)
-            if flag is None:
-                continue
-            n = 0
-            if flushed is not None and not flushed.empty:
-                hit = flushed[(flushed["dtype"] == dtype) & (flushed["mode"] == mode)]
-                n = int(hit["flushed"].sum())
-            what = [w for w, on in (("inputs", flag["inputs"]), ("results", flag["results"])) if on]
-            rows.append(
-                f"<tr><td>{dtype}</td><td>{mode}</td><td>{e(', '.join(what) or 'nothing')}</td>"
-                f'<td class="num">{n:,}</td></tr>'
-            )
+    dtypes = ("float16", "bfloat16", "float32", "float64")
+    for (backend, dtype, mode), flag in sorted(
+        merged.items(), key=lambda kv: (kv[0][0], dtypes.index(kv[0][1]), kv[0][2])
+    ):
+        n = 0
+        if flushed is not None and not flushed.empty:
+            hit = flushed[(flushed["dtype"] == dtype) & (flushed["mode"] == mode)]
+            if "backend" in hit:
+                hit = hit[hit["backend"] == backend]
+            n = int(hit["flushed"].sum())
+        what = [w for w, on in (("inputs", flag["inputs"]), ("results", flag["results"])) if on]
+        rows.append(
+            f"<tr><td>{e(backend)}</td><td>{dtype}</td><td>{mode}</td>"
+            f"<td>{e(', '.join(what) or 'nothing')}</td>"
+            f'<td class="num">{n:,}</td></tr>'
+        )
     return (
         "<p>This platform's subnormal numbers, probed once per run: a flushed input is read "
         "as 0, a flushed result written as 0. Rows a flush explains are <b>flushed</b>, "
         "reported here and never as findings against an implementation.</p>"
-        "<table><tr><th>dtype</th><th>mode</th><th>flushed</th><th>flushed rows</th></tr>"
-        + "".join(rows)
-        + "</table>"
+        "<table><tr><th>back end</th><th>dtype</th><th>mode</th><th>flushed</th>"
+        "<th>flushed rows</th></tr>" + "".join(rows) + "</table>"
     )
 
 

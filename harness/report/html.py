@@ -28,6 +28,7 @@ COLOURS = {
     "error": "#212121",
     "ref_unreliable": "#cfd8dc",
     "flushed": "#80cbc4",
+    "not_applicable": "#f5f5f5",
 }
 MEANING = {
     "ok": "within tolerance of the rounded reference",
@@ -40,6 +41,7 @@ MEANING = {
     "error": "the framework raised an exception",
     "ref_unreliable": "the reference did not verify here; not judged",
     "flushed": "what the platform's flush of subnormals gives (a platform effect, reported apart)",
+    "not_applicable": "the framework cannot express this combination (the reason is kept)",
 }
 #: Most severe first: the colour of a matrix cell is its most severe outcome.
 SEVERITY = (
@@ -53,6 +55,7 @@ SEVERITY = (
     "flushed",
     "ok",
     "ref_unreliable",
+    "not_applicable",
 )
 
 CSS = """

@@ -60,7 +60,11 @@ def _matrix(summary: pd.DataFrame, findings: pd.DataFrame) -> str:
                     cells.append("<td></td>")
                     continue
                 totals = {k: int(c[k].sum()) for k in OUTCOMES}
-                judged = sum(v for k, v in totals.items() if k not in ("ref_unreliable", "flushed"))
+                judged = sum(
+                    v
+                    for k, v in totals.items()
+                    if k not in ("ref_unreliable", "flushed", "not_applicable")
+                )
                 share = totals["ok"] / judged if judged else 1.0
                 n = unexpected.get((case, impl, d, o), 0)
                 mark = f' <span title="unexpected findings">●{n}</span>' if n else ""
@@ -85,7 +89,7 @@ def _broken_expectations(summary: pd.DataFrame) -> str:
     broken = summary[summary["expected_broken"] > 0]
     if broken.empty:
         return '<p class="muted">Every expectation held.</p>'
-    keys = ["case", "implementation", "method", "mode", "dtype", "derivative"]
+    keys = ["case", "backend", "implementation", "method", "mode", "dtype", "derivative"]
     return html_table(broken[[*keys, "expected_held", "expected_broken", "worst"]])
 
 
@@ -101,7 +105,9 @@ def index_page(
     findings = findings if findings is not None else pd.DataFrame()
     stated = statements(findings)
     totals = {o: int(summary[o].sum()) for o in OUTCOMES}
-    judged = sum(v for k, v in totals.items() if k not in ("ref_unreliable", "flushed"))
+    judged = sum(
+        v for k, v in totals.items() if k not in ("ref_unreliable", "flushed", "not_applicable")
+    )
     unexpected = stated[stated["expected"] == "unexpected"] if not stated.empty else stated
     expected = stated[stated["expected"] == "expected"] if not stated.empty else stated
     per_impl = int((findings["expected"] == "unexpected").sum()) if not findings.empty else 0
@@ -127,7 +133,11 @@ def index_page(
         + cell(len(broken_cases), "case files that do not validate")
         + "</tr></table>"
     )
-    tf = next((m.get("tensorflow") for m in case_meta.values() if m.get("tensorflow")), {}) or {}
+    frameworks: dict[str, dict] = {}
+    for m in case_meta.values():
+        for name, facts in (m.get("frameworks") or {}).items():
+            frameworks.setdefault(name, facts or {})
+    tf = frameworks.get("tensorflow") or {}
     first = next(iter(case_meta.values()), {})
     prov = {
         "created": meta.get("created"),
@@ -137,6 +147,11 @@ def index_page(
         "platform": meta.get("platform"),
         "cpu": meta.get("cpu"),
         "tensorflow": f"{tf.get('tensorflow')} on {', '.join(tf.get('devices', []))}",
+        **{
+            name: ", ".join(f"{k} {v}" for k, v in facts.items())
+            for name, facts in frameworks.items()
+            if name != "tensorflow"
+        },
         "grappler options": json.dumps(tf.get("grappler_options")),
         "packages": ", ".join(f"{k} {v}" for k, v in (meta.get("packages") or {}).items()),
         "study settings": json.dumps(first.get("selection")),
@@ -207,12 +222,11 @@ def render_index(
         case = load_case_quietly(cases, case_id)
         path = results / case_id / "errors.parquet"
         recorded = read_metadata(path)
-        evaluations = (recorded.get("inputs") or {}).get("evaluations") or {}
         case_meta[case_id] = {
             **recorded,
             "title": case.title if case else "",
             "stale": bool(case and recorded.get("case_hash") != case.content_hash),
-            "flush": (evaluations.get("platform") or {}).get("flush"),
+            "flush": recorded.get("flush"),
         }
     found = results / "findings.parquet"
     if found.exists():

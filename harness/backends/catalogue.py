@@ -1,0 +1,96 @@
+"""The back ends: what each framework offers, whether it is installed, and its module.
+
+Nothing here imports a framework: :func:`installed` asks the import system whether the
+package is there, and :func:`load` imports a back end's module (and with it the framework)
+only when a job evaluates in it.
+
+A back end offers its own methods, modes and dtypes. A study's lists name the union
+(:data:`harness.cases.schema.METHODS`, ``MODES``); each back end runs the part it offers,
+so TensorFlow never has a ``jit`` mode and PyTorch never a ``taylor`` method (those are
+features of a framework, not combinations of a case that fail). A combination a back end
+offers but cannot express for one implementation (a TensorFlow-registered implementation
+in JAX, a custom rule JAX's ``jet`` has no place for) is a row with the outcome
+``not_applicable`` and the reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+
+from harness.cases.schema import BACKENDS, DTYPES
+
+__all__ = ["BackendSpec", "SPECS", "get", "installed", "load", "names"]
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    name: str  # as in results' ``backend`` column and the study's ``backends`` list
+    title: str  # as a reader knows it
+    package: str  # the importable package that must be installed
+    module: str  # the harness module defining ``BACKEND`` (imports the framework)
+    methods: tuple[str, ...]
+    modes: tuple[str, ...]  # in the order a case's evaluation runs them
+    dtypes: tuple[str, ...]
+    install: str  # how to install it
+
+
+SPECS: dict[str, BackendSpec] = {
+    "tensorflow": BackendSpec(
+        "tensorflow",
+        "TensorFlow",
+        "tensorflow",
+        "harness.backends.tensorflow.backend",
+        ("reverse", "forward", "forward_over_reverse", "finite_difference"),
+        # Compiled modes first: the xla mode reuses the graphs traced for the function mode.
+        ("function", "xla", "eager"),
+        DTYPES,
+        "pip install -e .",
+    ),
+    "jax": BackendSpec(
+        "jax",
+        "JAX",
+        "jax",
+        "harness.backends.jax.backend",
+        ("reverse", "forward", "forward_over_reverse", "finite_difference", "taylor"),
+        ("jit", "eager"),
+        DTYPES,
+        "pip install -e .[jax]",
+    ),
+    "torch": BackendSpec(
+        "torch",
+        "PyTorch",
+        "torch",
+        "harness.backends.torch.backend",
+        ("reverse", "forward", "forward_over_reverse", "finite_difference"),
+        ("eager", "compile"),
+        DTYPES,
+        "pip install -e .[torch]",
+    ),
+}
+assert tuple(SPECS) == BACKENDS
+
+
+def names() -> tuple[str, ...]:
+    return BACKENDS
+
+
+def get(name: str) -> BackendSpec:
+    try:
+        return SPECS[name]
+    except KeyError:
+        raise ValueError(f"unknown back end {name!r}; choose from {', '.join(BACKENDS)}") from None
+
+
+def installed(name: str) -> bool:
+    """Whether the framework can be imported here (without importing it)."""
+    return importlib.util.find_spec(get(name).package) is not None
+
+
+def load(name: str):
+    """The back end (:class:`harness.backends.interface.Backend`); imports the framework."""
+    spec = get(name)
+    if not installed(name):
+        raise ValueError(f"back end {name!r} is not installed here; {spec.install}")
+    return importlib.import_module(spec.module).BACKEND

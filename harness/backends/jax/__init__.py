@@ -1,0 +1,3 @@
+"""JAX: building a case implementation (:mod:`.build`), the derivative methods and modes
+(:mod:`.derivatives`) and the back end (:mod:`.backend`). Importing :mod:`.backend`
+imports JAX (with 64-bit floats enabled)."""

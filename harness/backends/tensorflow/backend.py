@@ -1,0 +1,36 @@
+"""TensorFlow as a :class:`harness.backends.interface.Backend`."""
+
+from __future__ import annotations
+
+from harness.backends.catalogue import SPECS
+from harness.backends.tensorflow import evaluate
+from harness.backends.tensorflow.tfimport import start
+
+__all__ = ["BACKEND"]
+
+
+class TensorFlowBackend:
+    spec = SPECS["tensorflow"]
+
+    @staticmethod
+    def start(threads: int | None = None) -> None:
+        start(threads)
+
+    @staticmethod
+    def facts() -> dict:
+        return evaluate.tensorflow_facts()
+
+    @staticmethod
+    def probe_flush(dtypes, modes) -> dict:
+        return evaluate.probe_flush(dtypes, modes)
+
+    @staticmethod
+    def evaluate_case(
+        case, points, dtypes, methods, modes, progress=None, max_order=None, edges=None
+    ):
+        return evaluate.evaluate_case(
+            case, points, dtypes, methods, modes, progress, max_order, edges
+        )
+
+
+BACKEND = TensorFlowBackend()

@@ -1,0 +1,82 @@
+"""PyTorch as a :class:`harness.backends.interface.Backend` (imports PyTorch)."""
+
+from __future__ import annotations
+
+import torch
+
+from harness.backends import sweep
+from harness.backends.catalogue import SPECS
+from harness.backends.torch.build import DTYPES, build_implementation
+from harness.backends.torch.derivatives import NESTING, Compiled
+
+__all__ = ["BACKEND"]
+
+
+class _Framework:
+    name = "torch"
+
+    def __init__(self, names) -> None:
+        self.compiled = Compiled()
+        self.names = list(names)
+
+    def compile(self, impl, case, dtype):
+        fn = build_implementation(impl, self.names, DTYPES[dtype], case.functions)
+        names = self.names
+        return lambda *xs: fn(**dict(zip(names, xs)))
+
+    def applicable(self, method, mode, dtype, impl, partial) -> str:
+        return ""
+
+    def derivatives(self, method, mode, dtype, key, fn, partials, inputs):
+        return self.compiled.run(
+            method, mode, dtype, key, fn, self.names, partials, inputs, DTYPES[dtype]
+        )
+
+    def nesting(self, method: str, order: int) -> str:
+        return NESTING[method](order)
+
+
+class TorchBackend:
+    spec = SPECS["torch"]
+
+    @staticmethod
+    def start(threads: int | None = None) -> None:
+        if threads:
+            torch.set_num_threads(threads)
+
+    @staticmethod
+    def facts() -> dict:
+        return {
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "devices": ["cpu"],
+        }
+
+    @staticmethod
+    def probe_flush(dtypes, modes) -> dict:
+        """As TensorFlow's probe, in eager mode (a compiled multiply runs the same CPU
+        arithmetic; compiling one here would cost seconds per dtype)."""
+        from harness.numerics.floats import FORMATS
+
+        out: dict = {}
+        for dtype in dtypes:
+            fmt, dt = FORMATS[dtype], DTYPES[dtype]
+            x = torch.tensor([fmt.smallest_normal / 4, fmt.smallest_normal], dtype=torch.float64)
+            y = torch.tensor([2.0**10, 0.25], dtype=torch.float64)
+            got = (x.to(dt) * y.to(dt)).to(torch.float64).numpy()
+            flag = {"inputs": bool(got[0] == 0), "results": bool(got[1] == 0)}
+            out[dtype] = {mode: dict(flag) for mode in modes}
+        return out
+
+    def evaluate_case(
+        self, case, points, dtypes, methods, modes, progress=None, max_order=None, edges=None
+    ):
+        fw = _Framework(case.input_names)
+        table, stats = sweep.evaluate_case(
+            fw, case, points, dtypes, methods, modes, progress, max_order, edges
+        )
+        stats.traces = fw.compiled.traces
+        return table, stats
+
+
+BACKEND = TorchBackend()

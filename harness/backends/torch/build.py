@@ -1,0 +1,228 @@
+"""Compile case expressions and implementations to PyTorch.
+
+Every named function maps to PyTorch's own kernel (``softplus`` is
+``torch.nn.functional.softplus``, whose default ``threshold=20`` returns ``x`` itself
+above 20; ``lgamma`` is ``torch.lgamma``) and every operator to the Python operator on
+tensors. Numbers become tensors of the working dtype.
+
+A case's custom gradient becomes a ``torch.autograd.Function`` (the ``setup_context``
+form, which ``torch.func`` transforms accept) whose ``backward`` computes the rule with
+PyTorch operations (so it is differentiable again under ``create_graph=True``), the
+pattern PyTorch documents for a custom gradient; a nested rule is a second Function
+called in ``backward``. The rule is a vector-Jacobian product: the Function has no
+``jvp``, so forward mode raises, as PyTorch says. A rule left out for an input returns
+``None`` there, PyTorch's "no gradient". TensorFlow issue #34503's decorated gradient
+function and TensorFlow-registered implementations have no place in PyTorch
+(:class:`harness.backends.sweep.NotApplicable`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from harness.backends.sweep import NotApplicable
+from harness.cases import expressions as ex
+from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
+
+__all__ = ["DTYPES", "build_implementation", "compile_expression"]
+
+DTYPES = {
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+}
+
+_UNARY: dict[str, Callable] = {
+    "exp": torch.exp,
+    "expm1": torch.expm1,
+    "log": torch.log,
+    "log1p": torch.log1p,
+    "sqrt": torch.sqrt,
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "tan": torch.tan,
+    "sinh": torch.sinh,
+    "cosh": torch.cosh,
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "softplus": F.softplus,
+    "log_sigmoid": F.logsigmoid,
+    "elu": F.elu,
+    "selu": F.selu,
+    "gelu": lambda x: F.gelu(x, approximate="none"),
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "erf": torch.special.erf,
+    "erfc": torch.special.erfc,
+    "lgamma": torch.lgamma,
+    "digamma": torch.digamma,
+    "atan": torch.atan,
+    "asinh": torch.asinh,
+    "acosh": torch.acosh,
+    "atanh": torch.atanh,
+    "abs": torch.abs,
+}
+_BINARY = {
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "atan2": torch.atan2,
+    "xlogy": torch.xlogy,
+    "xlog1py": torch.special.xlog1py,
+    "pow": torch.pow,
+}
+
+
+def _stack(*args):
+    shape = torch.broadcast_shapes(*(a.shape for a in args))
+    return torch.stack([a.expand(shape) for a in args])
+
+
+_VARIADIC = {
+    "logsumexp": lambda *a: torch.logsumexp(_stack(*a), dim=0),
+    "log_softmax": lambda *a: torch.log_softmax(_stack(*a), dim=0)[0],
+}
+_COMPARE = {
+    "lt": torch.lt,
+    "le": torch.le,
+    "gt": torch.gt,
+    "ge": torch.ge,
+    "eq": torch.eq,
+    "ne": torch.ne,
+}
+
+
+def compile_expression(node: ex.Node, env: Mapping, dtype, functions: Mapping | None = None):
+    """The PyTorch value of ``node`` over the tensors in ``env``."""
+    functions = functions or {}
+
+    def go(n: ex.Node):
+        if isinstance(n, ex.Var):
+            return env[n.name]
+        if isinstance(n, ex.Num):
+            return torch.tensor(n.value, dtype=dtype)
+        if isinstance(n, ex.Const):
+            return torch.tensor(math.pi, dtype=dtype)
+        if isinstance(n, ex.Unary):
+            return -go(n.arg)
+        if isinstance(n, ex.Binary):
+            if n.op == "pow" and isinstance(n.right, ex.Num) and float(n.right.value).is_integer():
+                # ``x**3`` as user code writes it: a Python integer exponent (JAX's
+                # integer_pow; jet's rule for a float exponent takes log x, NaN for x < 0).
+                return go(n.left) ** int(n.right.value)
+            left, right = go(n.left), go(n.right)
+            return {
+                "add": lambda: left + right,
+                "sub": lambda: left - right,
+                "mul": lambda: left * right,
+                "div": lambda: left / right,
+            }.get(n.op, lambda: left**right)()
+        if isinstance(n, ex.Call):
+            args = [go(a) for a in n.args]
+            if n.func in functions:
+                return functions[n.func](*args)
+            if n.func in _UNARY:
+                return _UNARY[n.func](args[0])
+            if n.func in _VARIADIC:
+                return _VARIADIC[n.func](*args)
+            return _BINARY[n.func](*args)
+        if isinstance(n, ex.Where):
+            cond = _COMPARE[n.cond.op](go(n.cond.left), go(n.cond.right))
+            return torch.where(cond, go(n.then), go(n.otherwise))
+        raise TypeError(f"cannot compile {n!r}")
+
+    return go(node)
+
+
+def _check_rules(gradient: Mapping[str, Rule], label: str) -> None:
+    for rule in gradient.values():
+        if isinstance(rule, NestedRule) and rule.pattern == "decorated_grad_fn":
+            raise NotApplicable(
+                f"{label}'s second-order rule is TensorFlow's decorated gradient function "
+                "(issue #34503); PyTorch has no place for it"
+            )
+        if isinstance(rule, NestedRule):
+            _check_rules(rule.gradient, f"{label}'")
+
+
+def _custom(expression, gradient, names, dtype, functions, label) -> Callable:
+    """``apply`` of a ``torch.autograd.Function`` with the case's rules."""
+    _check_rules(gradient, label)
+    names = list(names)
+
+    def forward(*xs):
+        return compile_expression(expression, dict(zip(names, xs)), dtype, functions)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    def backward(ctx, dy):
+        xs = ctx.saved_tensors
+        env = dict(zip(names, xs))
+        out = []
+        for name in names:
+            rule = gradient.get(name)
+            if rule is None:
+                out.append(None)
+            elif isinstance(rule, NestedRule):
+                inner = _custom(rule.expression, rule.gradient, names, dtype, functions, label)
+                out.append(dy * inner(*xs))
+            else:
+                value = compile_expression(rule, {**env, "dy": dy}, dtype, functions)
+                out.append(value.expand(env[name].shape).to(dtype))
+        return tuple(out)
+
+    cls = type(
+        f"Custom_{label}",
+        (torch.autograd.Function,),
+        {
+            "forward": staticmethod(forward),
+            "setup_context": staticmethod(setup_context),
+            "backward": staticmethod(backward),
+        },
+    )
+    return cls.apply
+
+
+def compile_functions(case_functions: Sequence[CaseFunction], dtype) -> dict:
+    compiled: dict[str, Callable] = {}
+    for cf in case_functions:
+        known = dict(compiled)
+        if cf.gradient:
+            compiled[cf.name] = _custom(
+                cf.expression, cf.gradient, cf.params, dtype, known, cf.name
+            )
+        else:
+            compiled[cf.name] = lambda *xs, cf=cf, known=known: compile_expression(
+                cf.expression, dict(zip(cf.params, xs)), dtype, known
+            )
+    return compiled
+
+
+def build_implementation(
+    impl: Implementation, names: Sequence[str], dtype, case_functions: Sequence[CaseFunction] = ()
+) -> Callable:
+    """The implementation as a function of keyword tensors, its result of the inputs'
+    shape (a constant is broadcast)."""
+    if impl.registered:
+        raise NotApplicable(
+            f"{impl.registered} is a registered TensorFlow implementation (Python code "
+            "written against TensorFlow)"
+        )
+    functions = compile_functions(case_functions, dtype)
+    if impl.gradient:
+        custom = _custom(impl.expression, impl.gradient, names, dtype, functions, impl.name)
+        fn = lambda **xs: custom(*(xs[n] for n in names))  # noqa: E731
+    else:
+        expression = impl.expression
+        fn = lambda **xs: compile_expression(expression, xs, dtype, functions)  # noqa: E731
+
+    def call(**xs):
+        y = fn(**xs)
+        first = next(iter(xs.values()))
+        return y.expand(first.shape) if y.shape != first.shape else y
+
+    return call

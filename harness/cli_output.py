@@ -1,0 +1,68 @@
+"""What the ``harness`` commands print while and after they work: progress, and a case's
+findings and counts."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["Progress", "print_summary"]
+
+
+class Progress:
+    """Progress while a stage works: a bar redrawn in place on a terminal; plain lines
+    (at most one per tenth of the work) when the output is a log file."""
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.shown: dict[str, int] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        what = "combinations" if stage.startswith("evaluate") else "points"
+        if self.tty:
+            filled = int(24 * done / max(total, 1))
+            bar = "#" * filled + "." * (24 - filled)
+            end = "\n" if done == total else ""
+            print(
+                f"\r{stage:9} [{bar}] {done}/{total} {what}", end=end, file=self.stream, flush=True
+            )
+            return
+        tenth = 10 * done // max(total, 1)
+        if done == total or tenth > self.shown.get(stage, -1):
+            self.shown[stage] = tenth
+            print(f"{stage}: {done}/{total} {what}", file=self.stream, flush=True)
+
+
+def print_summary(prep, errors, results: str | Path, table: bool = False) -> None:
+    """The case's findings (unexpected first), a count of its values by outcome, and with
+    ``table`` every combination's counts and worst point."""
+    from harness.judge.collect import case_findings, summarise_case
+    from harness.judge.findings_text import statements
+    from harness.judge.summary import format_summary
+
+    if table:
+        summary = summarise_case(errors, list(prep.case.input_names), domains=False)
+        print(format_summary(summary) + "\n")
+    path = Path(results) / prep.case.id / "errors.parquet"
+    stated = statements(case_findings(path, list(prep.case.input_names)))
+    if stated.empty:
+        print(f"{prep.case.id}: no findings: every judged value is ok.")
+    else:
+        unexpected = stated[stated["expected"] == "unexpected"]
+        print(
+            f"{prep.case.id}: {len(unexpected)} unexpected and "
+            f"{len(stated) - len(unexpected)} expected findings"
+        )
+        for rank, text in enumerate(stated["text"].head(20), start=1):
+            print(f"{rank:3}. {text}")
+        if len(stated) > 20:
+            print(f"     ... and {len(stated) - 20} more in {path.with_name('findings.parquet')}")
+    counts = errors["outcome"].value_counts()
+    total = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
+    broken = int((errors["expected"] == "broken").sum())
+    print(
+        f"\n{prep.case.id}: {len(errors)} values: {total}"
+        + (f"; {broken} broke an expectation" if broken else "")
+        + ("" if table else " (--table: every combination)")
+    )
