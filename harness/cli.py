@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.cli_output import Progress, print_summary
+from harness.cli_output import Progress, print_summary, run_diff
 from harness.cli_probe import EXIT_INVALID, add_probe_commands
 
 __all__ = ["EXIT_INVALID", "main"]
@@ -380,6 +380,19 @@ def build_parser() -> argparse.ArgumentParser:
         "findings and their provenance sidecars go beside it",
     )
     p.set_defaults(func=_cmd_collect)
+
+    p = sub.add_parser(
+        "diff",
+        help="what differs between two result sets (two versions, or two back ends); "
+        "exit 1 when they differ",
+    )
+    p.add_argument("a", help="a results folder (A)")
+    p.add_argument("b", help="another results folder (B; the same folder with --backend-*)")
+    p.add_argument("--backend-a", help="compare only this back end of A ...")
+    p.add_argument("--backend-b", help="... with this back end of B (matched without it)")
+    p.add_argument("--html", help="also write the differences as an HTML page here")
+    p.add_argument("--limit", type=int, default=40, help="rows printed (default 40)")
+    p.set_defaults(func=run_diff)
 
     p = sub.add_parser("report", help="render reports/ (HTML) from results/")
     p.add_argument("--results", default="results", help="results folder (default: results)")

@@ -1,12 +1,14 @@
-"""What the ``harness`` commands print while and after they work: progress, and a case's
-findings and counts."""
+"""What the ``harness`` commands print while and after they work: progress, a case's
+findings and counts, and ``harness diff``'s differences."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-__all__ = ["Progress", "print_summary"]
+from harness.cli_probe import EXIT_INVALID
+
+__all__ = ["Progress", "print_summary", "run_diff"]
 
 
 class Progress:
@@ -66,3 +68,36 @@ def print_summary(prep, errors, results: str | Path, table: bool = False) -> Non
         + (f"; {broken} broke an expectation" if broken else "")
         + ("" if table else " (--table: every combination)")
     )
+
+
+def run_diff(args) -> int:
+    """Exit 0 when the two result sets agree, 1 when they differ (as diff(1))."""
+    from harness.judge.diff import diff_results
+    from harness.report.diff_page import diff_page
+    from harness.results import atomic_write_text
+
+    for folder in (args.a, args.b):
+        if not list(Path(folder).glob("*/errors.parquet")):
+            print(f"harness diff: no results/<case>/errors.parquet under {folder}", file=sys.stderr)
+            return EXIT_INVALID
+    diff = diff_results(args.a, args.b, args.backend_a, args.backend_b)
+    c = diff.compared
+    print(
+        f"{c['cases']} case(s), {c['rows_a']} values in A and {c['rows_b']} in B: "
+        f"{c['outcome_changed']} with another outcome, {c['value_changed_same_outcome']} "
+        f"with another value only; {len(diff.domains)} stable domains and "
+        f"{len(diff.findings)} findings differ"
+    )
+    if not diff.rows.empty:
+        import pandas as pd
+
+        with pd.option_context("display.width", 200, "display.max_columns", 20):
+            print(diff.rows.head(args.limit).to_string(index=False))
+        if len(diff.rows) > args.limit:
+            print(f"... and {len(diff.rows) - args.limit} more rows (--html: all of them)")
+    for side, text in diff.findings[["side", "text"]].head(args.limit).itertuples(index=False):
+        print(f"only in {side.upper()}: {text}")
+    if args.html:
+        atomic_write_text(args.html, diff_page(diff, str(args.a), str(args.b)))
+        print(f"1 page -> {args.html}")
+    return 0 if diff.empty else 1

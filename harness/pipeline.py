@@ -337,6 +337,8 @@ def compare_stage(
     parts = []
     for backend in prep.backends:
         table, emeta = evaluations[backend]
+        if table.empty:  # the back end offers none of the case's modes or methods
+            continue
         if prep.is_experiment:
             from harness.experiments.stages import compare_experiment
 

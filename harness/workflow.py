@@ -83,6 +83,7 @@ _JUDGING = (
     "judge/expectations.py",
     "judge/summary.py",
     "judge/collect.py",
+    "judge/diff.py",
     "judge/findings.py",
     "judge/reproduce.py",
     "judge/findings_text.py",

@@ -242,7 +242,7 @@ def evaluate_case(
                 if progress:
                     progress(done, total)
             frames += method_frames
-            if edges is not None:
+            if edges is not None and method_frames:
                 t0 = time.perf_counter()
                 applicable = pd.concat(method_frames, ignore_index=True)
                 applicable = applicable[applicable["status"] != "not_applicable"]
