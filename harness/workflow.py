@@ -192,6 +192,8 @@ _STAGE_KEYS = {
 #: Each back end's own files: what its ``evaluate`` jobs run beyond ``STAGE_SOURCES``.
 BACKEND_SOURCES: dict[str, tuple[str, ...]] = {
     "tensorflow": (
+        "backends/partials.py",
+        "backends/walker.py",
         "backends/tensorflow/__init__.py",
         "backends/tensorflow/backend.py",
         "backends/tensorflow/evaluate.py",
@@ -201,6 +203,9 @@ BACKEND_SOURCES: dict[str, tuple[str, ...]] = {
     ),
     "jax": (
         "backends/sweep.py",
+        "backends/partials.py",
+        "backends/walker.py",
+        "backends/batch_stencil.py",
         "backends/jax/__init__.py",
         "backends/jax/backend.py",
         "backends/jax/build.py",
@@ -208,6 +213,9 @@ BACKEND_SOURCES: dict[str, tuple[str, ...]] = {
     ),
     "torch": (
         "backends/sweep.py",
+        "backends/partials.py",
+        "backends/walker.py",
+        "backends/batch_stencil.py",
         "backends/torch/__init__.py",
         "backends/torch/backend.py",
         "backends/torch/build.py",

@@ -20,7 +20,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-__all__ = ["EvaluationStats", "Framework", "NotApplicable", "evaluate_case", "prefix_closure"]
+__all__ = ["EvaluationStats", "Framework", "NotApplicable", "evaluate_case"]
 
 Partial = tuple[str, ...]
 
@@ -65,12 +65,6 @@ class EvaluationStats:
     seconds: float = 0.0
     bisect_seconds: float = 0.0  # of ``seconds``: finding exact edges
     traces: int = 0  # compiled functions made (the framework counts them)
-
-
-def prefix_closure(partials: Sequence[Partial]) -> list[Partial]:
-    """Every prefix of every partial, sorted by length (parents before children)."""
-    nodes = {p[:k] for p in partials for k in range(len(p) + 1)}
-    return sorted(nodes, key=lambda p: (len(p), p))
 
 
 class _Failure:

@@ -17,7 +17,6 @@ a gradient (a ``custom_vjp`` must give every input a cotangent), TensorFlow issu
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 
 import jax
@@ -25,6 +24,8 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from harness.backends.sweep import NotApplicable
+from harness.backends.walker import Kernels, walk
+from harness.backends.walker import build_implementation as shared_build
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
 
@@ -95,46 +96,21 @@ _COMPARE = {
 }
 
 
+#: The kernels for the expression language (integer exponents as Python ints).
+KERNELS = Kernels(
+    constant=lambda value, dtype: jnp.asarray(value, dtype),
+    unary=_UNARY,
+    binary=_BINARY,
+    variadic=_VARIADIC,
+    compare=_COMPARE,
+    where=jnp.where,
+    integer_pow=True,
+)
+
+
 def compile_expression(node: ex.Node, env: Mapping, dtype, functions: Mapping | None = None):
-    """The JAX value of ``node`` over the arrays in ``env``."""
-    functions = functions or {}
-
-    def go(n: ex.Node):
-        if isinstance(n, ex.Var):
-            return env[n.name]
-        if isinstance(n, ex.Num):
-            return jnp.asarray(n.value, dtype)
-        if isinstance(n, ex.Const):
-            return jnp.asarray(math.pi, dtype)
-        if isinstance(n, ex.Unary):
-            return -go(n.arg)
-        if isinstance(n, ex.Binary):
-            if n.op == "pow" and isinstance(n.right, ex.Num) and float(n.right.value).is_integer():
-                # ``x**3`` as user code writes it: a Python integer exponent (JAX's
-                # integer_pow; jet's rule for a float exponent takes log x, NaN for x < 0).
-                return go(n.left) ** int(n.right.value)
-            left, right = go(n.left), go(n.right)
-            return {
-                "add": lambda: left + right,
-                "sub": lambda: left - right,
-                "mul": lambda: left * right,
-                "div": lambda: left / right,
-            }.get(n.op, lambda: left**right)()
-        if isinstance(n, ex.Call):
-            args = [go(a) for a in n.args]
-            if n.func in functions:
-                return functions[n.func](*args)
-            if n.func in _UNARY:
-                return _UNARY[n.func](args[0])
-            if n.func in _VARIADIC:
-                return _VARIADIC[n.func](*args)
-            return _BINARY[n.func](*args)
-        if isinstance(n, ex.Where):
-            cond = _COMPARE[n.cond.op](go(n.cond.left), go(n.cond.right))
-            return jnp.where(cond, go(n.then), go(n.otherwise))
-        raise TypeError(f"cannot compile {n!r}")
-
-    return go(node)
+    """The value of ``node`` over the arrays in ``env``."""
+    return walk(node, env, dtype, KERNELS, functions)
 
 
 def _check_rules(gradient: Mapping[str, Rule], names: Sequence[str], label: str) -> None:
@@ -183,21 +159,6 @@ def _custom(expression, gradient, names, dtype, functions, label):
     return f
 
 
-def compile_functions(case_functions: Sequence[CaseFunction], dtype) -> dict:
-    compiled: dict[str, Callable] = {}
-    for cf in case_functions:
-        known = dict(compiled)
-        if cf.gradient:
-            compiled[cf.name] = _custom(
-                cf.expression, cf.gradient, cf.params, dtype, known, cf.name
-            )
-        else:
-            compiled[cf.name] = lambda *xs, cf=cf, known=known: compile_expression(
-                cf.expression, dict(zip(cf.params, xs)), dtype, known
-            )
-    return compiled
-
-
 def build_implementation(
     impl: Implementation, names: Sequence[str], dtype, case_functions: Sequence[CaseFunction] = ()
 ) -> Callable:
@@ -208,13 +169,7 @@ def build_implementation(
             f"{impl.registered} is a registered TensorFlow implementation (Python code "
             "written against TensorFlow)"
         )
-    functions = compile_functions(case_functions, dtype)
-    if impl.gradient:
-        custom = _custom(impl.expression, impl.gradient, names, dtype, functions, impl.name)
-        fn = lambda **xs: custom(*(xs[n] for n in names))  # noqa: E731
-    else:
-        expression = impl.expression
-        fn = lambda **xs: compile_expression(expression, xs, dtype, functions)  # noqa: E731
+    fn = shared_build(impl, names, dtype, case_functions, KERNELS, _custom)
 
     def call(**xs):
         y = fn(**xs)

@@ -28,8 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from harness.backends.sweep import NotApplicable
-from harness.numerics.stencils import base_step, stencil_terms
+from harness.backends.batch_stencil import ArrayOps, finite_difference
+from harness.backends.partials import leaves
 
 __all__ = ["NESTING", "all_partials", "taylor_reason"]
 
@@ -74,40 +74,13 @@ def _jvp_along(g: Callable, i: int) -> Callable:
     return h
 
 
-def _leaves(partials: Sequence[Partial]) -> list[Partial]:
-    nodes = {p[:k] for p in partials for k in range(len(p) + 1)}
-    found = [p for p in nodes if not any(q != p and q[: len(p)] == p for q in nodes)]
-    return sorted(found or [()], key=lambda p: (len(p), p))
-
-
-def _finite_difference(fn, names, dtype: str, p: Partial, xs):
-    counts = {v: p.count(v) for v in names if v in p}
-    first = xs[0]
-    dt = first.dtype
-    base = jnp.asarray(base_step(dtype, len(p)), dt)
-    steps = {
-        v: jnp.where(xs[names.index(v)] == 0, base, base * jnp.abs(xs[names.index(v)]))
-        for v in counts
-    }
-    terms = stencil_terms(counts)
-    n = first.shape[0]
-    batch = []
-    for i, v in enumerate(names):
-        col = []
-        for _, offsets in terms:
-            if v in offsets:
-                col.append(xs[i] + jnp.asarray(offsets[v], dt) * steps[v])
-            else:
-                col.append(xs[i])
-        batch.append(jnp.concatenate(col))
-    f = fn(*batch)
-    total = jnp.zeros_like(first)
-    for k, (w, _) in enumerate(terms):
-        total = total + jnp.asarray(w, dt) * f[k * n : (k + 1) * n]
-    for v, c in counts.items():
-        for _ in range(c):
-            total = total / steps[v]
-    return total
+_OPS = ArrayOps(
+    constant=lambda value, like: jnp.asarray(value, like.dtype),
+    where=jnp.where,
+    abs=jnp.abs,
+    concat=jnp.concatenate,
+    zeros_like=jnp.zeros_like,
+)
 
 
 def all_partials(
@@ -123,10 +96,9 @@ def all_partials(
         values: dict[Partial, object] = {}
         if method == "finite_difference":
             for p in partials:
-                values[p] = fn(*xs) if not p else _finite_difference(fn, names, dtype, p, xs)
+                values[p] = fn(*xs) if not p else finite_difference(fn, names, dtype, p, xs, _OPS)
             return tuple(values[p] for p in partials)
         if method == "taylor":
-            order = max((len(p) for p in partials), default=0)
             by_var: dict[str, list] = {}
             for p in partials:
                 if p:
@@ -145,9 +117,8 @@ def all_partials(
                 _, out = jet.jet(fn, tuple(xs), series)
                 for p in ps:
                     values[p] = out[len(p) - 1]
-            del order
             return tuple(values[p] for p in partials)
-        for leaf in _leaves(partials):
+        for leaf in leaves(partials):
             chain = [leaf[:k] for k in range(len(leaf) + 1)]
             if method == "reverse":
                 grads = _grad_chain(scalar, leaf, names)
@@ -197,10 +168,6 @@ class Compiled:
         inputs: Mapping[str, np.ndarray],
         jnp_dtype,
     ) -> dict[Partial, np.ndarray]:
-        if method == "taylor":
-            for p in partials:
-                if taylor_reason(p):
-                    raise NotApplicable(taylor_reason(p))
         compute = self.cache.get(key)
         if compute is None:
             compute = all_partials(method, fn, names, dtype, partials)

@@ -11,12 +11,14 @@ This module imports TensorFlow; only the evaluation stage imports it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from harness.backends.tensorflow.tfimport import tf
+from harness.backends.walker import Kernels, walk
+from harness.backends.walker import build_implementation as shared_build
+from harness.backends.walker import compile_functions as shared_functions
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
 from harness.registered import catalogue as registry
@@ -92,6 +94,17 @@ _COMPARE = {
 }
 
 
+#: TensorFlow's kernels for the expression language.
+KERNELS = Kernels(
+    constant=lambda value, dtype: tf.constant(value, dtype),
+    unary=_UNARY,
+    binary=_BINARY_FUNCS,
+    variadic=_VARIADIC,
+    compare=_COMPARE,
+    where=tf.where,
+)
+
+
 def compile_expression(
     node: ex.Node,
     env: Mapping[str, tf.Tensor],
@@ -100,42 +113,7 @@ def compile_expression(
 ) -> tf.Tensor:
     """Build the TensorFlow ops of ``node`` over the tensors in ``env``; calls of the
     case's own functions go to their compiled callables in ``functions``."""
-    functions = functions or {}
-
-    def go(n: ex.Node) -> tf.Tensor:
-        if isinstance(n, ex.Var):
-            return env[n.name]
-        if isinstance(n, ex.Num):
-            return tf.constant(n.value, dtype)
-        if isinstance(n, ex.Const):
-            return tf.constant(math.pi, dtype)
-        if isinstance(n, ex.Unary):
-            return -go(n.arg)
-        if isinstance(n, ex.Binary):
-            left, right = go(n.left), go(n.right)
-            if n.op == "add":
-                return left + right
-            if n.op == "sub":
-                return left - right
-            if n.op == "mul":
-                return left * right
-            if n.op == "div":
-                return left / right
-            return left**right
-        if isinstance(n, ex.Call):
-            if n.func in functions:
-                return functions[n.func](*(go(a) for a in n.args))
-            if n.func in _UNARY:
-                return _UNARY[n.func](go(n.args[0]))
-            if n.func in _VARIADIC:
-                return _VARIADIC[n.func](*(go(a) for a in n.args))
-            return _BINARY_FUNCS[n.func](go(n.args[0]), go(n.args[1]))
-        if isinstance(n, ex.Where):
-            cond = _COMPARE[n.cond.op](go(n.cond.left), go(n.cond.right))
-            return tf.where(cond, go(n.then), go(n.otherwise))
-        raise TypeError(f"cannot compile {n!r}")
-
-    return go(node)
+    return walk(node, env, dtype, KERNELS, functions)
 
 
 @dataclass(frozen=True)
@@ -243,18 +221,7 @@ def _decorated_vjp(factor: tf.Tensor, label: str) -> Callable[[tf.Tensor], tf.Te
 
 def compile_functions(case_functions: Sequence[CaseFunction], dtype: tf.DType) -> dict:
     """The case's own functions as TensorFlow callables (each may call earlier ones)."""
-    compiled: dict[str, Callable[..., tf.Tensor]] = {}
-    for cf in case_functions:
-        known = dict(compiled)
-        if cf.gradient:
-            compiled[cf.name] = _custom(
-                cf.expression, cf.gradient, cf.params, dtype, known, cf.name
-            )
-        else:
-            compiled[cf.name] = lambda *xs, cf=cf, known=known: compile_expression(
-                cf.expression, dict(zip(cf.params, xs)), dtype, known
-            )
-    return compiled
+    return shared_functions(case_functions, dtype, KERNELS, _custom)
 
 
 def build_implementation(
@@ -272,12 +239,7 @@ def build_implementation(
     if impl.registered:
         fn = registry.get(impl.registered).factory(tf, dtype)
         return _batched(lambda **xs: fn(**xs))
-    functions = compile_functions(case_functions, dtype)
-    if impl.gradient:
-        custom = _custom(impl.expression, impl.gradient, names, dtype, functions, impl.name)
-        return _batched(lambda **xs: custom(*(xs[n] for n in names)))
-    expression = impl.expression
-    return _batched(lambda **xs: compile_expression(expression, xs, dtype, functions))
+    return _batched(shared_build(impl, names, dtype, case_functions, KERNELS, _custom))
 
 
 def _batched(fn: Callable[..., tf.Tensor]) -> Callable[..., tf.Tensor]:

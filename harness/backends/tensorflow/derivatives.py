@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 
+from harness.backends.partials import leaves, prefix_closure
 from harness.backends.tensorflow.tfimport import tf
 from harness.numerics.stencils import base_step, stencil_terms
 
@@ -36,12 +37,6 @@ __all__ = ["METHODS", "derivatives", "leaves", "prefix_closure"]
 Partial = tuple[str, ...]
 Fn = Callable[..., tf.Tensor]
 Result = dict[Partial, "tf.Tensor | None"]
-
-
-def prefix_closure(partials: Sequence[Partial]) -> list[Partial]:
-    """Every prefix of every partial, sorted by length (parents before children)."""
-    nodes = {p[:k] for p in partials for k in range(len(p) + 1)}
-    return sorted(nodes, key=lambda p: (len(p), p))
 
 
 def _reverse(fn: Fn, xs: Mapping[str, tf.Tensor], partials: Sequence[Partial]) -> Result:
@@ -158,10 +153,3 @@ def derivatives(
         for p, value in METHODS[method](fn, xs, chain).items():
             out.setdefault(p, value)
     return out
-
-
-def leaves(partials: Sequence[Partial]) -> list[Partial]:
-    """The partials that are no other partial's prefix (``()`` if there are none)."""
-    nodes = prefix_closure(partials)
-    found = [p for p in nodes if not any(q != p and q[: len(p)] == p for q in nodes)]
-    return found or [()]

@@ -18,13 +18,14 @@ function and TensorFlow-registered implementations have no place in PyTorch
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
 
 from harness.backends.sweep import NotApplicable
+from harness.backends.walker import Kernels, walk
+from harness.backends.walker import build_implementation as shared_build
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
 
@@ -95,46 +96,21 @@ _COMPARE = {
 }
 
 
+#: The kernels for the expression language (integer exponents as Python ints).
+KERNELS = Kernels(
+    constant=lambda value, dtype: torch.tensor(value, dtype=dtype),
+    unary=_UNARY,
+    binary=_BINARY,
+    variadic=_VARIADIC,
+    compare=_COMPARE,
+    where=torch.where,
+    integer_pow=True,
+)
+
+
 def compile_expression(node: ex.Node, env: Mapping, dtype, functions: Mapping | None = None):
-    """The PyTorch value of ``node`` over the tensors in ``env``."""
-    functions = functions or {}
-
-    def go(n: ex.Node):
-        if isinstance(n, ex.Var):
-            return env[n.name]
-        if isinstance(n, ex.Num):
-            return torch.tensor(n.value, dtype=dtype)
-        if isinstance(n, ex.Const):
-            return torch.tensor(math.pi, dtype=dtype)
-        if isinstance(n, ex.Unary):
-            return -go(n.arg)
-        if isinstance(n, ex.Binary):
-            if n.op == "pow" and isinstance(n.right, ex.Num) and float(n.right.value).is_integer():
-                # ``x**3`` as user code writes it: a Python integer exponent (JAX's
-                # integer_pow; jet's rule for a float exponent takes log x, NaN for x < 0).
-                return go(n.left) ** int(n.right.value)
-            left, right = go(n.left), go(n.right)
-            return {
-                "add": lambda: left + right,
-                "sub": lambda: left - right,
-                "mul": lambda: left * right,
-                "div": lambda: left / right,
-            }.get(n.op, lambda: left**right)()
-        if isinstance(n, ex.Call):
-            args = [go(a) for a in n.args]
-            if n.func in functions:
-                return functions[n.func](*args)
-            if n.func in _UNARY:
-                return _UNARY[n.func](args[0])
-            if n.func in _VARIADIC:
-                return _VARIADIC[n.func](*args)
-            return _BINARY[n.func](*args)
-        if isinstance(n, ex.Where):
-            cond = _COMPARE[n.cond.op](go(n.cond.left), go(n.cond.right))
-            return torch.where(cond, go(n.then), go(n.otherwise))
-        raise TypeError(f"cannot compile {n!r}")
-
-    return go(node)
+    """The value of ``node`` over the arrays in ``env``."""
+    return walk(node, env, dtype, KERNELS, functions)
 
 
 def _check_rules(gradient: Mapping[str, Rule], label: str) -> None:
@@ -187,21 +163,6 @@ def _custom(expression, gradient, names, dtype, functions, label) -> Callable:
     return cls.apply
 
 
-def compile_functions(case_functions: Sequence[CaseFunction], dtype) -> dict:
-    compiled: dict[str, Callable] = {}
-    for cf in case_functions:
-        known = dict(compiled)
-        if cf.gradient:
-            compiled[cf.name] = _custom(
-                cf.expression, cf.gradient, cf.params, dtype, known, cf.name
-            )
-        else:
-            compiled[cf.name] = lambda *xs, cf=cf, known=known: compile_expression(
-                cf.expression, dict(zip(cf.params, xs)), dtype, known
-            )
-    return compiled
-
-
 def build_implementation(
     impl: Implementation, names: Sequence[str], dtype, case_functions: Sequence[CaseFunction] = ()
 ) -> Callable:
@@ -212,13 +173,7 @@ def build_implementation(
             f"{impl.registered} is a registered TensorFlow implementation (Python code "
             "written against TensorFlow)"
         )
-    functions = compile_functions(case_functions, dtype)
-    if impl.gradient:
-        custom = _custom(impl.expression, impl.gradient, names, dtype, functions, impl.name)
-        fn = lambda **xs: custom(*(xs[n] for n in names))  # noqa: E731
-    else:
-        expression = impl.expression
-        fn = lambda **xs: compile_expression(expression, xs, dtype, functions)  # noqa: E731
+    fn = shared_build(impl, names, dtype, case_functions, KERNELS, _custom)
 
     def call(**xs):
         y = fn(**xs)

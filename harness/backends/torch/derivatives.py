@@ -26,8 +26,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
+from harness.backends.batch_stencil import ArrayOps, finite_difference
+from harness.backends.partials import leaves
 from harness.backends.sweep import NotApplicable
-from harness.numerics.stencils import base_step, stencil_terms
 
 __all__ = ["NESTING", "Compiled", "all_partials"]
 
@@ -43,12 +44,6 @@ NESTING = {
 }
 
 
-def _leaves(partials: Sequence[Partial]) -> list[Partial]:
-    nodes = {p[:k] for p in partials for k in range(len(p) + 1)}
-    found = [p for p in nodes if not any(q != p and q[: len(p)] == p for q in nodes)]
-    return sorted(found or [()], key=lambda p: (len(p), p))
-
-
 def _jvp_along(g: Callable, i: int) -> Callable:
     def h(*xs):
         tangents = tuple(
@@ -59,34 +54,13 @@ def _jvp_along(g: Callable, i: int) -> Callable:
     return h
 
 
-def _finite_difference(fn, names, dtype: str, p: Partial, xs):
-    counts = {v: p.count(v) for v in names if v in p}
-    first = xs[0]
-    dt = first.dtype
-    base = torch.tensor(base_step(dtype, len(p)), dtype=dt)
-    steps = {}
-    for v in counts:
-        x = xs[names.index(v)]
-        steps[v] = torch.where(x == 0, base, base * torch.abs(x))
-    terms = stencil_terms(counts)
-    n = first.shape[0]
-    batch = []
-    for i, v in enumerate(names):
-        col = []
-        for _, offsets in terms:
-            if v in offsets:
-                col.append(xs[i] + torch.tensor(offsets[v], dtype=dt) * steps[v])
-            else:
-                col.append(xs[i])
-        batch.append(torch.cat(col))
-    f = fn(*batch)
-    total = torch.zeros_like(first)
-    for k, (w, _) in enumerate(terms):
-        total = total + torch.tensor(w, dtype=dt) * f[k * n : (k + 1) * n]
-    for v, c in counts.items():
-        for _ in range(c):
-            total = total / steps[v]
-    return total
+_OPS = ArrayOps(
+    constant=lambda value, like: torch.tensor(value, dtype=like.dtype),
+    where=torch.where,
+    abs=torch.abs,
+    concat=torch.cat,
+    zeros_like=torch.zeros_like,
+)
 
 
 def all_partials(
@@ -101,11 +75,13 @@ def all_partials(
         if method == "finite_difference":
             with torch.no_grad():
                 for p in partials:
-                    values[p] = fn(*xs) if not p else _finite_difference(fn, names, dtype, p, xs)
+                    values[p] = (
+                        fn(*xs) if not p else finite_difference(fn, names, dtype, p, xs, _OPS)
+                    )
             return tuple(values[p] for p in partials)
         if method == "reverse":
             xs = [x.detach().requires_grad_(True) for x in xs]
-            for leaf in _leaves(partials):
+            for leaf in leaves(partials):
                 chain = [leaf[:k] for k in range(len(leaf) + 1)]
                 local: dict[Partial, object] = {(): fn(*xs)}
                 for p in chain[1:]:
@@ -119,7 +95,7 @@ def all_partials(
                 for p in chain:
                     values.setdefault(p, local[p])
             return tuple(None if values[p] is None else values[p].detach() for p in partials)
-        for leaf in _leaves(partials):
+        for leaf in leaves(partials):
             chain = [leaf[:k] for k in range(len(leaf) + 1)]
             if method == "forward":
                 g = fn
