@@ -43,3 +43,4 @@ rule all:
         "results/summary.parquet",
         "results/summary.csv",
         "reports/index.html",
+        "reports/frameworks.html",

@@ -221,8 +221,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from harness.render import render_case, render_reports
-    from harness.report.index import render_index
+    from harness.render import render_case, render_reports, render_study_pages
 
     if args.case:
         errors = Path(args.results) / args.case / "errors.parquet"
@@ -239,7 +238,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         )
         return EXIT_INVALID
     if args.index_only:
-        print(f"1 page -> {render_index(args.results, args.reports, args.cases)}")
+        written = render_study_pages(args.results, args.reports, args.cases)
+        print(f"{len(written)} pages -> {', '.join(str(p) for p in written)}")
         return 0
     written = render_reports(args.results, args.reports, args.cases)
     print(f"{len(written)} page(s) -> {args.reports}/index.html")
@@ -400,7 +400,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", default="cases", help="case files, for titles and broken cases")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--case", metavar="ID", help="render only reports/ID.html")
-    which.add_argument("--index-only", action="store_true", help="render only reports/index.html")
+    which.add_argument(
+        "--index-only",
+        action="store_true",
+        help="render only reports/index.html and reports/frameworks.html",
+    )
     p.set_defaults(func=_cmd_report)
     return parser
 

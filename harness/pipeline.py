@@ -98,8 +98,8 @@ class Prepared:
         """The study's back ends for this case that are installed here."""
         from harness.backends.catalogue import installed
 
-        # Experiments are written in TensorFlow (harness.experiments).
-        allowed = ("tensorflow",) if self.is_experiment else self.settings.backends
+        # An experiment runs in the frameworks its code is written in (harness.experiments).
+        allowed = self.case.spec.backends if self.is_experiment else self.settings.backends
         return tuple(b for b in self.settings.backends if b in allowed and installed(b))
 
     def offered(self, backend: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -240,10 +240,9 @@ def evaluate_stage(
     if prep.is_experiment:
         from harness.experiments.stages import evaluate_experiment
 
-        if backend != "tensorflow":
-            raise ValueError(f"experiments run in TensorFlow only, not in {backend}")
         t0 = time.perf_counter()
-        table, timing = evaluate_experiment(prep.case, prep.case.params(s.setting), dtypes, modes)
+        params = prep.case.params(s.setting)
+        table, timing = evaluate_experiment(prep.case, params, dtypes, modes, backend)
         table = table[table["method"].isin(s.methods)].reset_index(drop=True)
         stats = {"seconds": round(time.perf_counter() - t0, 3), "traces": 0, **timing}
         meta = prep.provenance(

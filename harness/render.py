@@ -1,4 +1,5 @@
-"""The report stage: ``reports/index.html`` and one page per case, from the result tables.
+"""The report stage: ``reports/index.html``, ``reports/frameworks.html`` and one page per
+case, from the result tables.
 
 An expression case's page is :func:`harness.report.case_page.case_page`, an experiment's
 :func:`harness.experiments.page.experiment_page`; both read only the result tables.
@@ -15,10 +16,11 @@ from harness.experiments.page import experiment_page
 from harness.judge.compare import input_columns
 from harness.report.case_page import case_notes, case_page
 from harness.report.findings_list import load_case_quietly
+from harness.report.frameworks_page import render_frameworks
 from harness.report.index import render_index
 from harness.results import atomic_write_text, read_metadata, read_table
 
-__all__ = ["render_case", "render_reports"]
+__all__ = ["render_case", "render_reports", "render_study_pages"]
 
 
 def render_case(
@@ -56,11 +58,20 @@ def render_case(
 def render_reports(
     results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
 ) -> list[Path]:
-    """Write ``reports/index.html`` and ``reports/<case>.html`` for every case in
-    ``results/summary.parquet``; returns the paths."""
+    """Write ``reports/index.html``, ``reports/frameworks.html`` and
+    ``reports/<case>.html`` for every case in ``results/summary.parquet``; returns the
+    paths."""
     summary = read_table(Path(results) / "summary.parquet")
     pages = [
         render_case(c, results, reports, cases, summary[summary.case == c])
         for c in sorted(summary.case.unique())
     ]
-    return [render_index(results, reports, cases), *pages]
+    return [*render_study_pages(results, reports, cases), *pages]
+
+
+def render_study_pages(
+    results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
+) -> list[Path]:
+    """Write the study's own pages, ``reports/index.html`` and
+    ``reports/frameworks.html`` (the frameworks side by side); returns their paths."""
+    return [render_index(results, reports, cases), render_frameworks(results, reports, cases)]

@@ -65,6 +65,8 @@ _COMMON = (
     "experiments/hessian_norm.py",
     "experiments/hessian_norm_page.py",
     "experiments/matrix_partials.py",
+    "experiments/matrix_data.py",
+    "experiments/matrix_ports.py",
     "config.py",
     "cases/points.py",
     "numerics/__init__.py",
@@ -142,6 +144,9 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
         "report/sections.py",
         "report/findings_list.py",
         "report/index.py",
+        "report/frameworks_page.py",
+        "judge/agreement.py",
+        "backends/catalogue.py",
         *_JUDGING,
     ),
 }

@@ -59,6 +59,8 @@ rule render_report:
         summary="results/summary.parquet",
         findings="results/findings.parquet",
         pages=expand("reports/{case}.html", case=CASES),
+        # The frameworks page reads each case's errors table.
+        errors=expand("results/{case}/errors.parquet", case=CASES),
         # Every case file, the broken ones too: the index lists what does not validate.
         cases=expand("cases/{case}.yaml", case=CASES + BROKEN),
         code=stage_sources("report"),
@@ -67,6 +69,11 @@ rule render_report:
             "reports/index.html",
             category="Study",
             labels={"page": "index"},
+        ),
+        frameworks=report(
+            "reports/frameworks.html",
+            category="Study",
+            labels={"page": "frameworks"},
         ),
     log:
         "logs/render_report.log",

@@ -248,3 +248,80 @@ def test_what_a_framework_cannot_express_is_not_applicable_with_the_reason(tmp_p
     assert set(mixed.loc[mixed.partial == "a", "outcome"]) == {"ok"}
     assert "taylor" not in set(errors.loc[errors.backend == "torch", "method"])
     assert not (errors.outcome == "error").any()
+
+
+def test_the_seeds_logistic_solver_runs_in_all_three_frameworks(tmp_path):
+    """Seed 001's logistic ODE by 200 fixed RK4 steps, in TensorFlow (tf.while_loop), JAX
+    (lax.fori_loop) and PyTorch (a Python loop): at the seed's t* = ln(4)/0.01 from y0 =
+    0.5 the exact solution is 1/(1 + e^(-ln 4)) = 0.8 and dy/dt = r y (1 - y) = 0.0016;
+    the three solvers and their reverse-mode derivatives agree with each other to
+    rounding and with those values to RK4's truncation error."""
+    path = _case(
+        tmp_path,
+        "rk4",
+        """\
+        title: logistic by RK4
+        source: test
+        inputs:
+          t: {values: [1.0, 138.62943611198906]}
+          r: {values: [0.01]}
+          y0: {values: [0.5]}
+        function: 1 / (1 + (1/y0 - 1) * exp(-r*t))
+        derivatives: {partials: [t, y0]}
+        implementations:
+          rk4: {registered: logistic_rk4}
+        dtypes: [float64]
+        modes: [eager]
+        methods: [reverse]
+        """,
+    )
+    errors = run_case(path, _config(*BACKENDS), results=tmp_path / "results")
+    assert set(errors.backend) == set(BACKENDS)
+    # RK4's truncation error (8e-13 relative at t*) is thousands of ulps: inaccurate.
+    assert set(errors.outcome) <= {"ok", "inaccurate"}
+    at = errors[errors.t == 138.62943611198906].set_index(["backend", "order", "partial"])
+    for backend in BACKENDS:
+        assert abs(at.loc[(backend, 0, ""), "value"] - 0.8) < 1e-11
+        assert abs(at.loc[(backend, 1, "t"), "value"] - 0.01 * 0.8 * 0.2) < 1e-13
+    values = errors.pivot_table(index=["t", "order", "partial"], columns="backend", values="value")
+    for other in ("jax", "torch"):
+        np.testing.assert_allclose(values[other], values["tensorflow"], rtol=1e-14)
+
+
+def test_the_seeds_matrix_question_in_jax_and_pytorch(tmp_path):
+    """Seed 001 asks its mixed-partials question in PyTorch and answers it in JAX: the
+    experiment runs the same three ways in both; every value is judged ok or (for entries
+    that cancel) inaccurate against the closed forms, the trace trick is the block
+    contracted with the identity in each framework, and the frameworks agree."""
+    path = tmp_path / "mixed.yaml"
+    path.write_text(
+        "title: Mixed partials (small)\nsource: seeds/001\n"
+        "experiment: matrix_mixed_partials\n"
+        "parameters: {sizes: [2, 3], samples: 1, seed: 7}\n"
+        "dtypes: [float64]\nmodes: [eager, jit]\n"
+    )
+    errors = run_case(path, _config(*BACKENDS), results=tmp_path / "results")
+    assert set(errors.backend) == set(BACKENDS)
+    assert set(errors.loc[errors.backend == "jax", "mode"]) == {"eager", "jit"}
+    assert set(errors.outcome) <= {"ok", "inaccurate"}
+    assert (errors.outcome == "ok").mean() > 0.97
+    eager = errors[errors["mode"] == "eager"]
+
+    def values(backend, impl, quantity, n):
+        rows = eager[
+            (eager.backend == backend)
+            & (eager.implementation == impl)
+            & (eager.partial == quantity)
+            & (eager.n == n)
+        ]
+        return rows.sort_values("entry").value.to_numpy(float)
+
+    for backend in ("jax", "torch"):
+        for n in (2, 3):
+            block = values(backend, "jacobian", "XY", n).reshape(n, n, n, n)
+            trick = values(backend, "trace_trick", "trace_trick_X", n).reshape(n, n)
+            np.testing.assert_allclose(trick, np.einsum("kkab->ab", block), rtol=1e-12)
+            for impl, q in (("jacobian", "YY"), ("hvp", "XY"), ("trace_trick", "trace_trick_Y")):
+                np.testing.assert_allclose(
+                    values(backend, impl, q, n), values("tensorflow", impl, q, n), rtol=1e-12
+                )

@@ -91,7 +91,11 @@ def test_implicit_function_rule_at_stop_gradient_is_wrong_at_order_two():
 
 
 def test_rk4_solution_accuracy_and_stability_limit(tmp_path):
-    errors = run_case(CASES / "logistic_rk4.yaml", selection=TF, results=tmp_path)
+    errors = run_case(
+        CASES / "logistic_rk4.yaml",
+        selection=Selection(backends=["tensorflow"], modes=["function"]),
+        results=tmp_path,
+    )
     seed = {"t": T_STAR, "r": 0.01, "y0": 0.5}
     y = _row(errors, "rk4", "reverse", "", **seed)
     assert abs(y.value - 0.8) < 1e-11

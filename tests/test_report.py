@@ -119,6 +119,7 @@ def test_pages_say_the_right_things(study):
     index = (where / "reports" / "index.html").read_text()
     assert {p.name for p in pages} == {
         "index.html",
+        "frameworks.html",
         "ratio.html",
         "softplus.html",
         "nested_softplus.html",

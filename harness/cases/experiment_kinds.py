@@ -38,6 +38,8 @@ class ExperimentSpec:
     reference_keys: tuple[str, ...]
     implementations: tuple[str, ...]  # the values of its `implementation` column
     quantities: tuple[str, ...]  # the values of its `partial` column
+    # The frameworks its evaluation is written in (harness.backends.catalogue names).
+    backends: tuple[str, ...] = ("tensorflow",)
 
 
 HESSIAN_NORM_FUNCTIONS = ("rosenbrock", "log_sum_exp", "tanh_network")
@@ -129,6 +131,7 @@ MATRIX_PARTIALS = ExperimentSpec(
     reference_keys=("partial", "n", "sample", "entry"),
     implementations=("jacobian", "trace_trick", "hvp"),
     quantities=MATRIX_PARTIALS_QUANTITIES,
+    backends=("tensorflow", "jax", "torch"),
 )
 
 #: Every declared experiment by name.
@@ -166,6 +169,10 @@ class ExperimentCase:
     @property
     def reference(self):  # what settings_for reads: no per-case precision
         return _NoPrecision
+
+    @property
+    def spec(self) -> ExperimentSpec:
+        return SPECS[self.experiment]
 
     @property
     def input_names(self) -> tuple[str, ...]:

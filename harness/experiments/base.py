@@ -10,7 +10,8 @@ import time (TensorFlow is passed to ``evaluate``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -30,12 +31,26 @@ class Experiment:
     method partial order``, every input, and ``value`` (a float) or ``status``
     (``missing``/``error``) with ``message``.
     ``page(errors, facts) -> html``: the experiment's own figures and explanation.
+    ``ports``: the evaluation in other frameworks (``spec.backends``), by back-end name,
+    ``port(params, dtype, mode) -> rows`` like ``evaluate``; each imports its framework
+    when called.
     """
 
     spec: ExperimentSpec
     reference: Callable[..., tuple[list[dict], dict]]
     evaluate: Callable[..., list[dict]]
     page: Callable[[pd.DataFrame, dict], str]
+    ports: Mapping[str, Callable[..., list[dict]]] = dataclasses.field(default_factory=dict)
+
+    def evaluator(self, backend: str) -> Callable[[dict, str, str], list[dict]]:
+        """``run(params, dtype, mode) -> rows`` in ``backend`` (TensorFlow starts here)."""
+        if backend == "tensorflow":
+            from harness.backends.tensorflow.tfimport import tf
+
+            return functools.partial(self.evaluate, tf)
+        if backend not in self.ports:
+            raise ValueError(f"experiment {self.name!r} has no {backend} evaluation")
+        return self.ports[backend]
 
     # The declaration's fields, read through the experiment.
     name = property(lambda self: self.spec.name)

@@ -21,6 +21,9 @@ Implementations (the ``implementation`` column):
   over a gradient tape, one per basis direction ``E_kl`` of ``Y`` (a column of both
   blocks) and one along the identity (the trace rows).
 
+The same three ways in JAX and PyTorch, the seed's own frameworks:
+:mod:`harness.experiments.matrix_ports`.
+
 Inputs (columns): ``n``, ``sample`` (seeded X, Y), ``entry`` (the flat index in the
 layouts above). X and Y are Gaussian samples rounded to multiples of 1/128, exact in
 every dtype, so one mpmath reference serves all dtypes.
@@ -40,23 +43,10 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from harness.cases.experiment_kinds import MATRIX_PARTIALS, MATRIX_PARTIALS_QUANTITIES
-from harness.experiments.base import Experiment, exact_grid, experiment, run_in_mode
-
-QUANTITIES = MATRIX_PARTIALS_QUANTITIES
-
-
-def matrices(seed: int, n: int, sample: int) -> tuple[np.ndarray, np.ndarray]:
-    """Symmetric X, Y with entries on a 1/128 grid (exact in every dtype)."""
-    rng = np.random.default_rng([seed, n, sample])
-    a, b = exact_grid(rng, (n, n), 1.0), exact_grid(rng, (n, n), 1.0)
-    return (a + a.T) / 2, (b + b.T) / 2
-
-
-def _entries(n: int, quantity: str):
-    if quantity in ("YY", "XY"):
-        return list(itertools.product(range(n), repeat=4))
-    return list(itertools.product(range(n), repeat=2))
+from harness.cases.experiment_kinds import MATRIX_PARTIALS
+from harness.experiments import matrix_ports as ports
+from harness.experiments.base import Experiment, experiment, run_in_mode
+from harness.experiments.matrix_data import QUANTITIES, collect_rows, entries, flat_index, matrices
 
 
 def exact_blocks(X: np.ndarray, Y: np.ndarray):
@@ -88,16 +78,9 @@ def exact_blocks(X: np.ndarray, Y: np.ndarray):
             + (xtz[a_, c] if b == k else 0)
         )
         xyb[k, c, a_, b] = s2 / (2 * loss) - gy[k, c] * gx[a_, b] / (4 * loss**3)
-    tx = {(a_, b): mpmath.fsum(xyb[k, k, a_, b] for k in range(n)) for a_, b in _entries(n, "X")}
-    ty = {(m, p): mpmath.fsum(yy[k, k, m, p] for k in range(n)) for m, p in _entries(n, "Y")}
+    tx = {(a_, b): mpmath.fsum(xyb[k, k, a_, b] for k in range(n)) for a_, b in entries(n, "X")}
+    ty = {(m, p): mpmath.fsum(yy[k, k, m, p] for k in range(n)) for m, p in entries(n, "Y")}
     return {"YY": yy, "XY": xyb, "trace_trick_X": tx, "trace_trick_Y": ty}
-
-
-def _flat(index: tuple[int, ...], n: int) -> int:
-    out = 0
-    for i in index:
-        out = out * n + i
-    return out
 
 
 def reference(params: dict, dps: int):
@@ -112,7 +95,7 @@ def reference(params: dict, dps: int):
                             "partial": quantity,
                             "n": n,
                             "sample": sample,
-                            "entry": _flat(index, n),
+                            "entry": flat_index(index, n),
                             "value": value,
                         }
                     )
@@ -189,48 +172,23 @@ def _implementations(tf):
 
 
 def evaluate(tf, params: dict, dtype: str, mode: str) -> list[dict]:
-    rows = []
     tf_dtype = getattr(tf, dtype)
-    for name, (method, fn) in _implementations(tf).items():
-        run = run_in_mode(tf, fn, mode)
-        quantities = QUANTITIES if name != "trace_trick" else QUANTITIES[2:]
-        for n in params["sizes"]:
-            for sample in range(params["samples"]):
-                X, Y = matrices(params["seed"], n, sample)
-                status, message, got = "value", "", {}
-                try:
-                    out = run(tf.constant(X, tf_dtype), tf.constant(Y, tf_dtype))
-                    got = {q: (None if out[q] is None else out[q].numpy()) for q in quantities}
-                except Exception as exc:  # noqa: BLE001 - recorded per row, as `error`
-                    status, message = "error", f"{type(exc).__name__}: {exc}"[:500]
-                for q in quantities:
-                    for index in _entries(n, q):
-                        value, row_status = np.nan, status
-                        if status == "value":
-                            if got[q] is None:
-                                row_status = "missing"
-                            else:
-                                value = float(got[q][index])
-                        rows.append(
-                            {
-                                "implementation": name,
-                                "method": method,
-                                "partial": q,
-                                "order": 2,
-                                "n": n,
-                                "sample": sample,
-                                "entry": _flat(index, n),
-                                "value": value,
-                                "status": row_status,
-                                "message": message,
-                            }
-                        )
-    return rows
+
+    def call(fn, X, Y):
+        out = fn(tf.constant(X, tf_dtype), tf.constant(Y, tf_dtype))
+        return {q: (None if v is None else v.numpy()) for q, v in out.items()}
+
+    ways = {
+        name: (method, run_in_mode(tf, fn, mode))
+        for name, (method, fn) in _implementations(tf).items()
+    }
+    return collect_rows(ways, params, call)
 
 
 def _bits_figure(errors: pd.DataFrame) -> str:
     """Bits of error of every entry: one column per (quantity, implementation), one
-    panel per dtype, colour by n (the first mode only: the modes agree)."""
+    panel per back end and dtype, colour by n (each back end's first mode only: the modes
+    agree)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -240,30 +198,40 @@ def _bits_figure(errors: pd.DataFrame) -> str:
 
     if errors.empty:
         return ""
-    sub = errors[errors["mode"] == errors["mode"].iloc[0]]
+    errors = errors if "backend" in errors else errors.assign(backend="tensorflow")
+    backends = list(dict.fromkeys(errors.backend))
+    first = {b: errors["mode"][errors.backend == b].iloc[0] for b in backends}
+    sub = errors[errors["mode"] == errors.backend.map(first)]
     columns = sorted({(q, i) for q, i in zip(sub.partial, sub.implementation)})
     dtypes = sorted(set(sub.dtype))
-    fig, axes = plt.subplots(1, len(dtypes), figsize=(5.2 * len(dtypes), 3.2), squeeze=False)
+    fig, axes = plt.subplots(
+        len(backends),
+        len(dtypes),
+        figsize=(5.2 * len(dtypes), 3.2 * len(backends)),
+        squeeze=False,
+    )
     rng = np.random.default_rng(0)  # jitter only; fixed so pages are reproducible
-    for ax, dtype in zip(axes[0], dtypes):
-        for k, n in enumerate(sorted(set(sub.n))):
-            g = sub[(sub.dtype == dtype) & (sub.n == n)]
-            x = np.array([columns.index((q, i)) for q, i in zip(g.partial, g.implementation)])
-            ax.scatter(
-                x + rng.uniform(-0.3, 0.3, len(x)) + (k - 1) * 0.05,
-                g.bits.to_numpy(float),
-                s=4,
-                color=f"C{k}",
-                label=f"n={n}",
-                rasterized=True,
-            )
-        ax.set_xticks(range(len(columns)))
-        ax.set_xticklabels([f"{q}\n{i}" for q, i in columns], fontsize=6, rotation=60)
-        ax.set_ylabel("bits of error", fontsize=7)
-        ax.set_title(dtype, fontsize=8)
-        ax.tick_params(axis="y", labelsize=6)
-        ax.legend(fontsize=6, markerscale=2)
-    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.38, top=0.9, wspace=0.25)
+    for row, backend in enumerate(backends):
+        for ax, dtype in zip(axes[row], dtypes):
+            for k, n in enumerate(sorted(set(sub.n))):
+                g = sub[(sub.backend == backend) & (sub.dtype == dtype) & (sub.n == n)]
+                x = np.array([columns.index((q, i)) for q, i in zip(g.partial, g.implementation)])
+                ax.scatter(
+                    x + rng.uniform(-0.3, 0.3, len(x)) + (k - 1) * 0.05,
+                    g.bits.to_numpy(float),
+                    s=4,
+                    color=f"C{k}",
+                    label=f"n={n}",
+                    rasterized=True,
+                )
+            ax.set_xticks(range(len(columns)))
+            ax.set_xticklabels([f"{q}\n{i}" for q, i in columns], fontsize=6, rotation=60)
+            ax.set_ylabel("bits of error", fontsize=7)
+            ax.set_title(f"{backend} · {dtype} · {first[backend]}", fontsize=8)
+            ax.tick_params(axis="y", labelsize=6)
+            ax.legend(fontsize=6, markerscale=2)
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.38 / len(backends), top=0.95, hspace=0.9)
+    fig.subplots_adjust(wspace=0.25)
     return f'<figure class="plot">{svg(fig)}</figure>'
 
 
@@ -288,13 +256,16 @@ def page(errors: pd.DataFrame, facts: dict) -> str:
         "X<sub>ab</sub> = X<sub>ba</sub>, a &ne; b, is <code>XY[..,a,b] + XY[..,b,a]"
         "</code>; the tables use the unconstrained entries, as a tape does.)</p>",
     ]
+    if "backend" not in errors:
+        errors = errors.assign(backend="tensorflow")
     ok = errors[errors.outcome != "ref_unreliable"]
     rows = []
-    for (impl, method, quantity, dtype, mode), g in ok.groupby(
-        ["implementation", "method", "partial", "dtype", "mode"], observed=True
+    for (backend, impl, method, quantity, dtype, mode), g in ok.groupby(
+        ["backend", "implementation", "method", "partial", "dtype", "mode"], observed=True
     ):
         rows.append(
             {
+                "backend": backend,
                 "implementation": impl,
                 "method": method,
                 "quantity": quantity,
@@ -311,8 +282,9 @@ def page(errors: pd.DataFrame, facts: dict) -> str:
         + _bits_figure(ok)
         + _table(pd.DataFrame(rows), numeric=("entries", "ok", "max_bits", "max_rel_error"))
     )
-    # One worked example: n = 2, the first sample, float64, eager.
+    # One worked example: n = 2, the first sample, float64, the first back end and mode.
     ex = errors[(errors.n == 2) & (errors["sample"] == 0) & (errors.dtype == "float64")]
+    ex = ex[ex.backend == ex.backend.iloc[0]] if not ex.empty else ex
     ex = ex[(ex["mode"] == ex["mode"].iloc[0])] if not ex.empty else ex
     if not ex.empty:
         block = ex[(ex.implementation == "jacobian") & (ex.partial == "XY")].sort_values("entry")
@@ -333,4 +305,12 @@ def page(errors: pd.DataFrame, facts: dict) -> str:
     return "\n".join(parts)
 
 
-experiment(Experiment(spec=MATRIX_PARTIALS, reference=reference, evaluate=evaluate, page=page))
+experiment(
+    Experiment(
+        spec=MATRIX_PARTIALS,
+        reference=reference,
+        evaluate=evaluate,
+        page=page,
+        ports={"jax": ports.evaluate_jax, "torch": ports.evaluate_torch},
+    )
+)

@@ -15,7 +15,8 @@ implementations. The file is still one YAML file with ``title``, ``source`` and
   precisions; a value is ``reliable`` when the two agree to ``verify_digits``; rounded
   to each dtype once. Facts that are not judged (the exact norm a Monte-Carlo estimate
   approaches) go into the table's provenance under ``facts``.
-- ``evaluate`` (TensorFlow): the experiment's rows per dtype and mode.
+- ``evaluate`` (TensorFlow, and the frameworks of the experiment's ``ports``): the
+  experiment's rows per dtype and mode.
 - ``compare``: the same judgement as every case (:func:`harness.judge.compare.judge`), into an
   errors table with the standard columns, so the summary, the index and the stable
   domains treat experiments like any case. Each quantity is one ``partial`` label
@@ -92,21 +93,26 @@ def reference_experiment(
 
 
 def evaluate_experiment(
-    case: ExperimentCase, params: dict, dtypes: Sequence[str], modes: Sequence[str]
+    case: ExperimentCase,
+    params: dict,
+    dtypes: Sequence[str],
+    modes: Sequence[str],
+    backend: str = "tensorflow",
 ) -> tuple[pd.DataFrame, dict]:
-    """The evaluations table of an experiment; TensorFlow starts here."""
-    from harness.backends.tensorflow.tfimport import tf
-
-    exp = get(case.experiment)
+    """The evaluations table of an experiment in one back end (its framework starts
+    here)."""
+    run = get(case.experiment).evaluator(backend)
     rows = []
     seconds = {}
     for dtype in dtypes:
         for mode in modes:
             t0 = time.perf_counter()
-            for r in exp.evaluate(tf, params, dtype, mode):
+            for r in run(params, dtype, mode):
                 rows.append({"mode": mode, "dtype": dtype, **r})
             seconds[f"{dtype}/{mode}"] = round(time.perf_counter() - t0, 3)
-    frame = pd.DataFrame(rows)
+    exp_inputs = list(get(case.experiment).inputs)
+    columns = ["mode", "dtype", "implementation", "method", "partial", "order", *exp_inputs]
+    frame = pd.DataFrame(rows, columns=None if rows else [*columns, "value"])
     if "status" not in frame:
         frame["status"] = "value"
     frame["status"] = frame["status"].fillna("value")

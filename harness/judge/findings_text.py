@@ -113,8 +113,8 @@ def finding_text(f: dict) -> str:
     partly = ""
     if f.get("expected") == "unexpected" and f.get("held"):
         partly = f"; an expectation covers {f['held']} of its {f['failing']} failing values"
-    backend = f.get("backend") or "tensorflow"
-    framework = SPECS[backend].title if backend in SPECS else backend
+    names = (f.get("backends") or f.get("backend") or "tensorflow").split(", ")
+    framework = ", ".join(SPECS[b].title if b in SPECS else b for b in names)
     return (
         f"{f['case']} · {framework} · {f['implementation']} · {f['derivative']} · "
         f"{f['dtype']}: {what} for {where}, {share}{worst}{partly}"
@@ -154,17 +154,61 @@ def rank(findings: pd.DataFrame) -> np.ndarray:
 
 def statements(findings: pd.DataFrame) -> pd.DataFrame:
     """One row per statement (findings grouped by case and ``group``), ranked across
-    cases, with the implementations joined and the text rewritten to name them all."""
+    cases, with the implementations joined and the text rewritten to name them all; the
+    same statement in several back ends (the same interval, outcomes, points and methods;
+    the modes each framework has aside) is one statement naming the frameworks
+    (``backends``: their names, joined)."""
     if findings.empty:
-        return findings.assign(implementations=pd.Series(dtype=str))
+        return findings.assign(implementations=pd.Series(dtype=str), backends=pd.Series(dtype=str))
     rows = []
     for _, g in findings.groupby(["case", "group"], sort=False):
         first = g.iloc[0].to_dict()
         impls = list(dict.fromkeys(g["implementation"]))
         first["implementations"] = ", ".join(impls)
-        first["text"] = finding_text({**first, "implementation": first["implementations"]})
         first["members"] = len(g)
         rows.append(first)
-    out = pd.DataFrame(rows).reset_index(drop=True)
+    merged: dict[tuple, list[dict]] = {}
+    for r in rows:
+        merged.setdefault(_across_backends(r), []).append(r)
+    out = []
+    for same in merged.values():
+        first = dict(same[0])
+        backends = [b for b in SPECS if any(r.get("backend") == b for r in same)]
+        backends += [r["backend"] for r in same if r.get("backend") not in SPECS]
+        first["backends"] = ", ".join(backends or [first.get("backend") or "tensorflow"])
+        first["members"] = sum(r["members"] for r in same)
+        if len(same) > 1:
+            first["modes"] = ", ".join(_union(r["modes"].split(", ") for r in same))
+            variants = [json.loads(r["variants"] or "[]") for r in same]
+            for k, v in enumerate(variants[0]):
+                v["modes"] = _union(vs[k]["modes"] for vs in variants)
+            first["variants"] = json.dumps(variants[0])
+        first["text"] = finding_text({**first, "implementation": first["implementations"]})
+        out.append(first)
+    frame = pd.DataFrame(out).reset_index(drop=True)
     # One ranking across cases, as each case ranks its own.
-    return out.iloc[rank(out)].reset_index(drop=True)
+    return frame.iloc[rank(frame)].reset_index(drop=True)
+
+
+_MODES = ("eager", "function", "xla", "jit", "compile")
+
+
+def _union(lists) -> list[str]:
+    seen = {m for ms in lists for m in ms if m}
+    return [m for m in _MODES if m in seen] + sorted(seen - set(_MODES))
+
+
+def _across_backends(r: dict) -> tuple:
+    """What a statement says, whatever the back end: its modes (each framework has its
+    own) and the count of merged ways aside."""
+    variants = [
+        {k: v for k, v in x.items() if k not in ("modes", "ways")}
+        for x in json.loads(r.get("variants") or "[]")
+    ]
+    keys = ("case", "implementations", "derivative", "dtype", "outcome", "counts", "input")
+    keys += ("lo", "hi", "ranges", "points", "hits", "methods", "expected")
+    return (
+        *(str(r.get(k)) for k in keys),
+        bool(r.get("held")),  # rows, so per mode: whether an expectation covers part
+        json.dumps(variants, sort_keys=True, default=str),
+    )

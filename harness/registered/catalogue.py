@@ -12,9 +12,18 @@ import inspect
 import sys
 
 from harness.registered import seeds  # noqa: F401  (registers on import)
-from harness.registered.register import IMPLEMENTATIONS, REFERENCES, Registered
+from harness.registered.register import IMPLEMENTATIONS, PORTS, REFERENCES, Registered
 
-__all__ = ["Registered", "get", "get_reference", "names", "reference_names", "source"]
+__all__ = [
+    "Registered",
+    "get",
+    "get_port",
+    "get_reference",
+    "names",
+    "ported_to",
+    "reference_names",
+    "source",
+]
 
 
 def names() -> list[str]:
@@ -25,6 +34,19 @@ def names() -> list[str]:
 def get(name: str) -> Registered:
     """The registered implementation ``name`` (KeyError if unknown)."""
     return IMPLEMENTATIONS[name]
+
+
+def get_port(name: str, backend: str):
+    """The factory of registered implementation ``name`` in ``backend`` (``tensorflow``:
+    the implementation itself), or None where it has no port."""
+    if backend == "tensorflow":
+        return get(name).factory
+    return PORTS.get((name, backend))
+
+
+def ported_to(name: str) -> list[str]:
+    """The back ends that run registered implementation ``name``."""
+    return ["tensorflow", *sorted(b for n, b in PORTS if n == name)]
 
 
 def reference_names() -> list[str]:

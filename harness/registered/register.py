@@ -9,6 +9,12 @@ A registered implementation is a *factory*: ``factory(tf, dtype) -> fn``, where 
 takes one tensor per case input (keyword arguments, each a 1-D batch) and returns the
 function's values as a tensor of the same shape. TensorFlow is passed in, so this
 module and the validator never import it.
+
+A registered implementation may also have *ports* to other frameworks
+(:func:`port`): ``factory(framework_module, dtype) -> fn`` with the same inputs, the
+same computation written as a user of that framework writes it (``jax`` with
+``jax.numpy`` and ``jax.lax``; ``torch``). A back end without a port reports the
+implementation as ``not_applicable``.
 """
 
 from __future__ import annotations
@@ -17,7 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["IMPLEMENTATIONS", "REFERENCES", "Registered", "implementation", "reference"]
+__all__ = [
+    "IMPLEMENTATIONS",
+    "PORTS",
+    "REFERENCES",
+    "Registered",
+    "implementation",
+    "port",
+    "reference",
+]
 
 
 @dataclass(frozen=True)
@@ -31,6 +45,8 @@ class Registered:
 #: Every registered implementation and reference by name (filled as modules register).
 IMPLEMENTATIONS: dict[str, Registered] = {}
 REFERENCES: dict[str, Registered] = {}
+#: Ports of registered implementations to other frameworks, by (name, back end).
+PORTS: dict[tuple[str, str], Callable[..., Any]] = {}
 
 
 def implementation(name: str, inputs: tuple[str, ...], description: str) -> Callable:
@@ -40,6 +56,21 @@ def implementation(name: str, inputs: tuple[str, ...], description: str) -> Call
         if name in IMPLEMENTATIONS:
             raise ValueError(f"implementation {name!r} registered twice")
         IMPLEMENTATIONS[name] = Registered(name, factory, tuple(inputs), description)
+        return factory
+
+    return register
+
+
+def port(name: str, backend: str) -> Callable:
+    """Register ``factory(framework, dtype) -> fn(**inputs)`` as implementation ``name``
+    (registered before) in ``backend`` (``jax`` or ``torch``)."""
+
+    def register(factory: Callable) -> Callable:
+        if name not in IMPLEMENTATIONS:
+            raise ValueError(f"port of {name!r}: no such registered implementation")
+        if (name, backend) in PORTS:
+            raise ValueError(f"implementation {name!r} ported to {backend} twice")
+        PORTS[name, backend] = factory
         return factory
 
     return register

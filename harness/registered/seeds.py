@@ -7,7 +7,7 @@ registered implementation is to test that code, not a cleaned-up version of it.
 
 from __future__ import annotations
 
-from harness.registered.register import implementation
+from harness.registered.register import implementation, port
 
 
 @implementation(
@@ -143,6 +143,30 @@ def _positional(hitting_time):
 def _logistic_rk4(tf, dtype):
     def f(t, r, y0):
         return _rk4_solution(tf, t, r, y0)
+
+    return f
+
+
+@port("logistic_rk4", "jax")
+def _logistic_rk4_jax(jax, dtype):
+    # The same 200 steps in a lax.fori_loop (static bounds: a scan, so reverse mode
+    # differentiates it).
+    def f(t, r, y0):
+        h = t / RK4_STEPS
+        return jax.lax.fori_loop(0, RK4_STEPS, lambda i, y: _rk4_step(r, y, h), y0)
+
+    return f
+
+
+@port("logistic_rk4", "torch")
+def _logistic_rk4_torch(torch, dtype):
+    # The same 200 steps in a Python loop, as PyTorch code writes a solver.
+    def f(t, r, y0):
+        h = t / RK4_STEPS
+        y = y0
+        for _ in range(RK4_STEPS):
+            y = _rk4_step(r, y, h)
+        return y
 
     return f
 

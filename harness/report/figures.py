@@ -12,7 +12,7 @@ import pandas as pd
 from harness.judge.compare import OUTCOMES, input_columns
 from harness.report.html import COLOURS, svg
 
-__all__ = ["axis_input", "band_figure", "bits_figure"]
+__all__ = ["axis_input", "band_edges", "band_figure", "bits_figure", "set_xscale"]
 
 _DTYPE_ORDER = ("float16", "bfloat16", "float32", "float64")
 _MODE_ORDER = ("eager", "function", "xla")
@@ -32,7 +32,7 @@ def axis_input(errors: pd.DataFrame, inputs: Sequence[str]) -> str:
     return inputs[0]
 
 
-def _set_xscale(ax, x: np.ndarray) -> None:
+def set_xscale(ax, x: np.ndarray) -> None:
     nonzero = np.abs(x[x != 0])
     if len(nonzero) == 0:
         return
@@ -117,7 +117,7 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
                             lw=1.1,
                             rasterized=True,
                         )
-            _set_xscale(ax, panel[x_name].to_numpy())
+            set_xscale(ax, panel[x_name].to_numpy())
             ax.set_ylim(-0.5, {"float16": 16, "bfloat16": 16, "float32": 32}.get(dtype, 64) + 1)
             ax.grid(alpha=0.3)
             ax.set_title(f"{dtype}, {mode}", fontsize=9)
@@ -191,7 +191,7 @@ def band_figure(
                 g = panel[(panel.implementation == impl) & (panel.method == method)]
                 for x, outcome in zip(g[x_name], g["outcome"].astype(str)):
                     grid[r, where[x]] = code[outcome]
-            edges = _edges(xs)
+            edges = band_edges(xs)
             ax.pcolormesh(
                 edges,
                 np.arange(len(rows) + 1),
@@ -204,7 +204,7 @@ def band_figure(
             for mark_dtype, x, outcome in marks:
                 if mark_dtype == dtype and xs[0] <= x <= xs[-1]:
                     ax.axvline(x, color=COLOURS.get(outcome, "#000"), lw=0.8, ls="--")
-            _set_xscale(ax, xs)
+            set_xscale(ax, xs)
             ax.set_yticks(np.arange(len(rows)) + 0.5)
             ax.set_yticklabels([f"{a} / {b}" for a, b in rows] if j == 0 else [], fontsize=6)
             ax.invert_yaxis()
@@ -221,7 +221,7 @@ def band_figure(
     return svg(fig)
 
 
-def _edges(xs: np.ndarray) -> np.ndarray:
+def band_edges(xs: np.ndarray) -> np.ndarray:
     """Cell edges around sorted points (geometric midpoints where the sign allows)."""
     if len(xs) == 1:
         return np.array([xs[0] * 0.9 if xs[0] else -1, xs[0] * 1.1 if xs[0] else 1])

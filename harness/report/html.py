@@ -103,8 +103,9 @@ def key() -> str:
     return f'<div class="key">{items}</div>'
 
 
-def table(frame: pd.DataFrame, numeric: Sequence[str] = ()) -> str:
-    """``frame`` as an HTML table (``numeric`` columns right-aligned; floats to 3 digits)."""
+def table(frame: pd.DataFrame, numeric: Sequence[str] = (), raw: Sequence[str] = ()) -> str:
+    """``frame`` as an HTML table (``numeric`` columns right-aligned; floats to 3 digits;
+    ``raw`` columns hold HTML already escaped, links)."""
     head = "".join(f"<th>{e(c)}</th>" for c in frame.columns)
     rows = []
     for rec in frame.itertuples(index=False):
@@ -113,7 +114,7 @@ def table(frame: pd.DataFrame, numeric: Sequence[str] = ()) -> str:
             if isinstance(v, float):
                 v = "" if np.isnan(v) else f"{v:.3g}"
             cls = ' class="num"' if c in numeric else ""
-            cells.append(f"<td{cls}>{e(v)}</td>")
+            cells.append(f"<td{cls}>{v if c in raw else e(v)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 

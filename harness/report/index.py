@@ -182,6 +182,8 @@ def index_page(
         "<h1>Higher-order derivative study</h1>"
         + stale_text
         + headline
+        + '<p><a href="frameworks.html">Frameworks side by side</a>: where TensorFlow, JAX '
+        "and PyTorch agree on the same points, and where one is right and another wrong.</p>"
         + f"<h2>Findings: unexpected ({len(unexpected)})</h2>"
         + findings_list(unexpected, link_case=True, limit=40)
         + f"<h2>Findings: expected ({len(expected)})</h2>"

@@ -12,7 +12,8 @@ for it (``jvp`` of a ``custom_vjp`` function raises), and ``jax.experimental.jet
 use custom rules; both show in the results as JAX reports them. What has no place in
 JAX is :class:`harness.backends.sweep.NotApplicable`: a rule that leaves an input without
 a gradient (a ``custom_vjp`` must give every input a cotangent), TensorFlow issue
-#34503's decorated gradient function, a TensorFlow-registered implementation.
+#34503's decorated gradient function, a registered implementation without a JAX
+port (:func:`harness.registered.register.port`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from harness.backends.walker import Kernels, walk
 from harness.backends.walker import build_implementation as shared_build
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
+from harness.registered import catalogue as registry
 
 __all__ = ["DTYPES", "build_implementation", "compile_expression"]
 
@@ -165,11 +167,15 @@ def build_implementation(
     """The implementation as a function of keyword arrays, its result of the inputs'
     shape (a constant is broadcast)."""
     if impl.registered:
-        raise NotApplicable(
-            f"{impl.registered} is a registered TensorFlow implementation (Python code "
-            "written against TensorFlow)"
-        )
-    fn = shared_build(impl, names, dtype, case_functions, KERNELS, _custom)
+        factory = registry.get_port(impl.registered, "jax")
+        if factory is None:
+            raise NotApplicable(
+                f"{impl.registered} is a registered TensorFlow implementation (Python code "
+                "written against TensorFlow) with no JAX port"
+            )
+        fn = factory(jax, dtype)
+    else:
+        fn = shared_build(impl, names, dtype, case_functions, KERNELS, _custom)
 
     def call(**xs):
         y = fn(**xs)

@@ -12,7 +12,8 @@ pattern PyTorch documents for a custom gradient; a nested rule is a second Funct
 called in ``backward``. The rule is a vector-Jacobian product: the Function has no
 ``jvp``, so forward mode raises, as PyTorch says. A rule left out for an input returns
 ``None`` there, PyTorch's "no gradient". TensorFlow issue #34503's decorated gradient
-function and TensorFlow-registered implementations have no place in PyTorch
+function and registered implementations without a PyTorch port
+(:func:`harness.registered.register.port`) have no place in PyTorch
 (:class:`harness.backends.sweep.NotApplicable`).
 """
 
@@ -28,6 +29,7 @@ from harness.backends.walker import Kernels, walk
 from harness.backends.walker import build_implementation as shared_build
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
+from harness.registered import catalogue as registry
 
 __all__ = ["DTYPES", "build_implementation", "compile_expression"]
 
@@ -169,11 +171,15 @@ def build_implementation(
     """The implementation as a function of keyword tensors, its result of the inputs'
     shape (a constant is broadcast)."""
     if impl.registered:
-        raise NotApplicable(
-            f"{impl.registered} is a registered TensorFlow implementation (Python code "
-            "written against TensorFlow)"
-        )
-    fn = shared_build(impl, names, dtype, case_functions, KERNELS, _custom)
+        factory = registry.get_port(impl.registered, "torch")
+        if factory is None:
+            raise NotApplicable(
+                f"{impl.registered} is a registered TensorFlow implementation (Python code "
+                "written against TensorFlow) with no PyTorch port"
+            )
+        fn = factory(torch, dtype)
+    else:
+        fn = shared_build(impl, names, dtype, case_functions, KERNELS, _custom)
 
     def call(**xs):
         y = fn(**xs)

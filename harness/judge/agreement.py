@@ -1,0 +1,115 @@
+"""Where the frameworks agree and where they do not: one case's errors table, its back
+ends side by side at the same points (:mod:`harness.report.frameworks_page` shows it).
+
+At each point of each way (implementation, method), derivative and dtype, a back end's
+*outcome* is the worst of its modes (a failure in ``jax.jit`` and not in eager mode is
+the framework's failure at that point); ``flushed``, ``ref_unreliable`` and
+``not_applicable`` rows are not judged and leave the back end out there. A point where
+two or more back ends are judged is:
+
+- ``split``: one back end is ``ok`` and another fails (one framework right, another
+  wrong: the differences a framework engineer looks for first);
+- ``differ``: every back end fails, not all in the same way;
+- ``agree``: the same outcome in every judged back end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from harness.cases.model import label_partial
+from harness.judge.findings_text import derivative_name
+from harness.judge.runs import SEVERITY
+
+__all__ = ["AGREEMENT_COLUMNS", "agreement", "disagreements", "split_share"]
+
+#: Outcomes that judge nothing about the framework.
+_UNJUDGED = ("flushed", "ref_unreliable", "not_applicable")
+_RANK = {o: len(SEVERITY) - i for i, o in enumerate(SEVERITY)}  # wrong 7 ... inaccurate 1
+_RANK["ok"] = 0
+
+#: :func:`agreement`'s columns beside the point's own (way, derivative, dtype, inputs).
+AGREEMENT_COLUMNS = ["backends", "outcomes", "verdict"]
+
+
+def agreement(errors: pd.DataFrame, inputs: Sequence[str]) -> pd.DataFrame:
+    """One row per point judged in two or more back ends: ``implementation method
+    derivative dtype`` and the inputs, then ``outcomes`` (a dict back end -> its worst
+    outcome over its modes), ``backends`` (how many judged it) and ``verdict``
+    (``split``, ``differ`` or ``agree``). Empty when the case ran in one back end."""
+    if errors.empty or "backend" not in errors or errors["backend"].nunique() < 2:
+        return pd.DataFrame(columns=_keys(inputs) + AGREEMENT_COLUMNS)
+    frame = errors[~errors["outcome"].astype(str).isin(_UNJUDGED)]
+    names = {p: derivative_name(label_partial(p, inputs)) for p in frame["partial"].unique()}
+    frame = frame.assign(
+        derivative=frame["partial"].map(names).astype(str),
+        rank=frame["outcome"].astype(str).map(_RANK).fillna(len(SEVERITY)).astype(int),
+    )
+    keys = _keys(inputs)
+    worst = frame.sort_values("rank", kind="stable").groupby([*keys, "backend"], sort=False).tail(1)
+    rows = []
+    for point, g in worst.groupby(keys, sort=True, dropna=False):
+        if len(g) < 2:
+            continue
+        outcomes = dict(zip(g["backend"], g["outcome"].astype(str)))
+        kinds = set(outcomes.values())
+        verdict = "agree" if len(kinds) == 1 else "split" if "ok" in kinds else "differ"
+        rows.append(
+            {**dict(zip(keys, point)), "backends": len(g), "outcomes": outcomes, "verdict": verdict}
+        )
+    return pd.DataFrame(rows, columns=keys + AGREEMENT_COLUMNS)
+
+
+def disagreements(points: pd.DataFrame, axis: str, order: Sequence[str]) -> pd.DataFrame:
+    """The points that are not ``agree``, grouped by way, derivative, dtype and pattern
+    of outcomes (``pattern``: ``back end: outcome`` joined in ``order``): ``points`` and
+    the range of ``axis`` they cover; splits first, then the worst outcome in the pattern
+    (``severity``: wrong 7 ... inaccurate 1), then the most points."""
+    cols = [
+        "severity",
+        "implementation",
+        "method",
+        "derivative",
+        "dtype",
+        "verdict",
+        "pattern",
+        "points",
+        "lo",
+        "hi",
+    ]
+    if points.empty:
+        return pd.DataFrame(columns=cols)
+    off = points[points["verdict"] != "agree"]
+    if off.empty:
+        return pd.DataFrame(columns=cols)
+    pattern = [" · ".join(f"{b}: {o[b]}" for b in order if b in o) for o in off["outcomes"]]
+    worst = [max(_RANK.get(v, len(SEVERITY)) for v in o.values()) for o in off["outcomes"]]
+    off = off.assign(pattern=pattern, severity=worst)
+    out = (
+        off.groupby(
+            ["implementation", "method", "derivative", "dtype", "verdict", "pattern"], sort=False
+        )
+        .agg(
+            points=(axis, "size"), lo=(axis, "min"), hi=(axis, "max"), severity=("severity", "max")
+        )
+        .reset_index()
+    )
+    out["split"] = out["verdict"] == "split"
+    out = out.sort_values(
+        ["split", "severity", "points"], ascending=[False, False, False], kind="stable"
+    )
+    return out.reset_index(drop=True)[cols]
+
+
+def _keys(inputs: Sequence[str]) -> list[str]:
+    return ["implementation", "method", "derivative", "dtype", *inputs]
+
+
+def split_share(points: pd.DataFrame) -> dict[str, int]:
+    """Counts of compared points by verdict."""
+    counts = points["verdict"].value_counts() if not points.empty else pd.Series(dtype=int)
+    return {v: int(counts.get(v, 0)) for v in ("split", "differ", "agree")} | {
+        "compared": int(len(points))
+    }
