@@ -18,7 +18,13 @@ import pandas as pd
 
 from harness.backends.catalogue import BackendSpec
 
-__all__ = ["EVALUATION_COLUMNS", "STATUSES", "Backend"]
+__all__ = ["EVALUATION_COLUMNS", "STATUSES", "Backend", "NotApplicable"]
+
+
+class NotApplicable(Exception):
+    """The combination cannot be written in this framework; the message says why (a
+    ``not_applicable`` row)."""
+
 
 #: The columns of a back end's evaluation rows (the pipeline adds ``backend``).
 EVALUATION_COLUMNS = (

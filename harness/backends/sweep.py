@@ -20,13 +20,11 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from harness.backends.interface import NotApplicable
+
 __all__ = ["EvaluationStats", "Framework", "NotApplicable", "evaluate_case"]
 
 Partial = tuple[str, ...]
-
-
-class NotApplicable(Exception):
-    """The combination cannot be written in this framework; the message says why."""
 
 
 class Framework(Protocol):

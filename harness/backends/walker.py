@@ -16,8 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.backends.interface import NotApplicable
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation
+from harness.registered import catalogue as registry
 
 __all__ = ["Kernels", "build_implementation", "compile_functions", "walk"]
 
@@ -123,3 +125,15 @@ def build_implementation(
         return lambda **xs: rule(*(xs[n] for n in names))
     expression = impl.expression
     return lambda **xs: walk(expression, xs, dtype, kernels, functions)
+
+
+def registered_port(name: str, backend: str, title: str, framework, dtype) -> Callable:
+    """Registered implementation ``name`` in ``backend`` (its port, built with the
+    ``framework`` module), or :class:`NotApplicable` where it has none."""
+    factory = registry.get_port(name, backend)
+    if factory is None:
+        raise NotApplicable(
+            f"{name} is a registered TensorFlow implementation (Python code written against "
+            f"TensorFlow) with no {title} port"
+        )
+    return factory(framework, dtype)

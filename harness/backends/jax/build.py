@@ -25,11 +25,10 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from harness.backends.sweep import NotApplicable
-from harness.backends.walker import Kernels, walk
+from harness.backends.walker import Kernels, registered_port, walk
 from harness.backends.walker import build_implementation as shared_build
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
-from harness.registered import catalogue as registry
 
 __all__ = ["DTYPES", "build_implementation", "compile_expression"]
 
@@ -167,13 +166,7 @@ def build_implementation(
     """The implementation as a function of keyword arrays, its result of the inputs'
     shape (a constant is broadcast)."""
     if impl.registered:
-        factory = registry.get_port(impl.registered, "jax")
-        if factory is None:
-            raise NotApplicable(
-                f"{impl.registered} is a registered TensorFlow implementation (Python code "
-                "written against TensorFlow) with no JAX port"
-            )
-        fn = factory(jax, dtype)
+        fn = registered_port(impl.registered, "jax", "JAX", jax, dtype)
     else:
         fn = shared_build(impl, names, dtype, case_functions, KERNELS, _custom)
 
