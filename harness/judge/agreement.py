@@ -49,17 +49,31 @@ def agreement(errors: pd.DataFrame, inputs: Sequence[str]) -> pd.DataFrame:
     )
     keys = _keys(inputs)
     worst = frame.sort_values("rank", kind="stable").groupby([*keys, "backend"], sort=False).tail(1)
-    rows = []
-    for point, g in worst.groupby(keys, sort=True, dropna=False):
-        if len(g) < 2:
-            continue
-        outcomes = dict(zip(g["backend"], g["outcome"].astype(str)))
-        kinds = set(outcomes.values())
-        verdict = "agree" if len(kinds) == 1 else "split" if "ok" in kinds else "differ"
-        rows.append(
-            {**dict(zip(keys, point)), "backends": len(g), "outcomes": outcomes, "verdict": verdict}
-        )
-    return pd.DataFrame(rows, columns=keys + AGREEMENT_COLUMNS)
+    # One row per point, one column per back end (its worst outcome; None: not judged).
+    wide = (
+        worst.assign(outcome=worst["outcome"].astype(str), backend=worst["backend"].astype(str))
+        .set_index([*keys, "backend"])["outcome"]
+        .unstack("backend")
+    )
+    judged = wide.notna().sum(axis=1)
+    wide = wide[judged >= 2]
+    if wide.empty:
+        return pd.DataFrame(columns=keys + AGREEMENT_COLUMNS)
+    names = list(wide.columns)
+    outcomes = [
+        {b: o for b, o in zip(names, row) if isinstance(o, str)}
+        for row in wide.to_numpy(dtype=object)
+    ]
+    verdict = [_verdict(set(o.values())) for o in outcomes]
+    out = wide.index.to_frame(index=False)
+    out["backends"] = judged[judged >= 2].to_numpy()
+    out["outcomes"] = outcomes
+    out["verdict"] = verdict
+    return out[keys + AGREEMENT_COLUMNS]
+
+
+def _verdict(kinds: set[str]) -> str:
+    return "agree" if len(kinds) == 1 else "split" if "ok" in kinds else "differ"
 
 
 def disagreements(points: pd.DataFrame, axis: str, order: Sequence[str]) -> pd.DataFrame:
