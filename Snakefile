@@ -8,6 +8,7 @@ from harness.workflow import (
     discover_cases,
     evaluate_mem_mb,
     job_priority,
+    piece_settings,
     stage_settings,
     stage_sources,
 )
@@ -31,6 +32,7 @@ CASE_PRIORITY = job_priority(config)
 wildcard_constraints:
     case="[A-Za-z][A-Za-z0-9_-]*",
     backend="tensorflow|jax|torch",
+    piece="[A-Za-z0-9_.]+",
 
 
 include: "rules/case.smk"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue-12 speed benchmark: the default study with three back ends against TensorFlow only.
-#   bash benchmarks/backends_speed.sh [ROUNDS=3] [CORES=2]
+#   [REV=commit] bash benchmarks/backends_speed.sh [ROUNDS=3] [CORES=2]
 # Each round runs both variants from a cold start (empty results/, no reference cache),
 # interleaved (TensorFlow only first in odd rounds, last in even rounds) in two copies of
 # the study folder, then three no-op reruns of the three-back-end study. Prints the
@@ -12,9 +12,12 @@ CORES=${2:-2}
 SNAKEMAKE=${SNAKEMAKE:-$(command -v snakemake || echo "$PWD/.venv/bin/snakemake")}
 export PATH="$(dirname "$SNAKEMAKE"):$PATH" TF_CPP_MIN_LOG_LEVEL=2
 work=$(mktemp -d)
+# Each variant runs the committed tree (REV, default HEAD) from its own folder: the jobs'
+# `python -m harness` imports that folder's package, whatever the checkout holds meanwhile.
+REV=${REV:-HEAD}
 for variant in tf all; do
   mkdir -p "$work/$variant"
-  cp -r Snakefile rules cases config "$work/$variant/"
+  git archive "$REV" | tar -x -C "$work/$variant"
 done
 sed -i 's/^backends: .*/backends: [tensorflow]/' "$work/tf/config/study.yaml"
 run() {  # variant round

@@ -34,6 +34,18 @@ def _harness(*args: str) -> None:
     )
 
 
+def _summed(metas: list[dict]) -> dict:
+    """Piece statistics added up (numbers, and the bisection's nested numbers)."""
+    total: dict = {}
+    for meta in metas:
+        for key, value in meta.items():
+            if isinstance(value, (int, float)):
+                total[key] = total.get(key, 0) + value
+            elif isinstance(value, dict):
+                total[key] = _summed([total.get(key) or {}, value])
+    return total
+
+
 def measure(case: Path, setting: str, threads: int, results: Path) -> dict:
     from harness.results import read_metadata
 
@@ -42,8 +54,12 @@ def measure(case: Path, setting: str, threads: int, results: Path) -> dict:
     out = {}
     for label, extra in (("without", ["--no-bisect"]), ("with", [])):
         _harness("evaluate", str(case), *common, "--threads", str(threads), *extra)
-        meta = read_metadata(results / case.stem / "evaluations.parquet")["evaluation"]
-        out[label] = meta
+        # One entry per piece of the evaluation (harness.pieces): their sums.
+        metas = [
+            read_metadata(path)["evaluation"]
+            for path in sorted((results / case.stem / "tensorflow").glob("*/timings.parquet"))
+        ]
+        out[label] = _summed(metas)
     plain = out["without"]["seconds"]
     with_ = out["with"]
     stats = with_.get("bisection") or {}

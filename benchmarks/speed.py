@@ -95,10 +95,21 @@ def main() -> int:
                 import pandas as pd
 
                 stem = Path(args.case).stem
-                ev = pd.read_parquet(Path(results) / stem / "evaluations.parquet")
-                per = ev.groupby(["method", "mode", "dtype"])["seconds"].first()
+                folder = Path(results) / stem / "tensorflow"
+                timings = pd.concat(
+                    [pd.read_parquet(p) for p in sorted(folder.glob("*/timings.parquet"))],
+                    ignore_index=True,
+                )
+                per = timings.groupby(["method", "mode", "dtype"])["seconds"].first()
                 breakdown = per.groupby(["method", "mode"]).sum().round(1).to_dict()
-                points = int(ev["point"].nunique())
+                points = int(
+                    pd.concat(
+                        [
+                            pd.read_parquet(p, columns=["point"])
+                            for p in folder.glob("*/evaluations.parquet")
+                        ]
+                    )["point"].nunique()
+                )
     ref = reference_throughput(args.case)
     report = {
         "tensorflow_import_seconds": [round(t, 2) for t in imports],

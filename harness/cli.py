@@ -139,7 +139,7 @@ def _prepare(args: argparse.Namespace):
     """Validate selection, config and case before anything is written; None on failure."""
     from harness.cases.model import CaseError
     from harness.config import ConfigError, load_config
-    from harness.pipeline import Selection, prepare
+    from harness.prepared import Selection, prepare
 
     problem = _check_selection(args)
     if problem:
@@ -273,14 +273,23 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         try:
             load(backend).start(args.threads)  # the framework starts here, with its threads
             table, meta = evaluate_stage(
-                prep, args.results, Progress(), bisect=not args.no_bisect, backend=backend
+                prep,
+                args.results,
+                Progress(),
+                bisect=not args.no_bisect,
+                backend=backend,
+                piece=args.piece,
             )
         except ValueError as exc:
             print(f"harness evaluate: {exc}", file=sys.stderr)
             return EXIT_INVALID
+        stats = [s or {} for s in meta["evaluation"].values()]
+        seconds = sum(s.get("seconds", 0.0) for s in stats)
+        traces = sum(s.get("traces", 0) for s in stats)
+        pieces = "" if meta["pieces"] == ["all"] else f" ({', '.join(meta['pieces'])})"
         print(
-            f"{prep.case.id} ({backend}): {len(table)} values evaluated in "
-            f"{meta['evaluation']['seconds']:.1f} s ({meta['evaluation'].get('traces', 0)} traces)"
+            f"{prep.case.id} ({backend}{pieces}): {len(table)} values evaluated in "
+            f"{seconds:.1f} s ({traces} traces)"
         )
     return 0
 
@@ -360,7 +369,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip finding the exact edges of each outcome (findings keep sweep points)",
     )
     p.add_argument(
-        "--threads", type=int, help="the framework's threads (TensorFlow: intra- and inter-op)"
+        "--threads",
+        type=int,
+        help="the framework's threads (TensorFlow: intra- and inter-op; default 1, so a "
+        "rerun gives bitwise the same values)",
+    )
+    p.add_argument(
+        "--piece",
+        help="evaluate only this piece (all, DTYPE or DTYPE.METHOD, as the study's `split` "
+        "setting cuts it; default: every piece)",
     )
     p.set_defaults(func=_cmd_evaluate)
 

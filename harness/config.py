@@ -22,7 +22,15 @@ from typing import Any
 import jsonschema
 
 from harness.cases.model import Case, Narrowing
-from harness.cases.schema import BACKENDS, CONFIG_SCHEMA, DTYPES, MAX_ORDER, METHODS, MODES
+from harness.cases.schema import (
+    BACKENDS,
+    CONFIG_SCHEMA,
+    DTYPES,
+    MAX_ORDER,
+    METHODS,
+    MODES,
+    SPLIT_KEYS,
+)
 from harness.cases.yaml_lines import YamlProblem, load
 
 __all__ = ["ConfigError", "StudyConfig", "Settings", "load_config", "settings_for"]
@@ -116,6 +124,7 @@ class Settings:
     setting: str = "full"
     max_order: dict[str, int] = field(default_factory=dict)  # per method; absent: 4
     backends: tuple[str, ...] = ("tensorflow",)  # the frameworks the case runs in
+    split: tuple[str, ...] = ()  # what evaluation jobs are split by (harness.pieces)
 
     @property
     def highest_order(self) -> int:
@@ -182,4 +191,7 @@ def settings_for(
         setting=setting,
         max_order=max_order,
         backends=pick("backends", BACKENDS, getattr(case, "backends", None), backends),
+        split=tuple(
+            k for k in SPLIT_KEYS if k in (config.data.get("split") or {}).get(setting, ())
+        ),
     )

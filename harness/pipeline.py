@@ -1,8 +1,8 @@
 """The stages of one case, each reading and writing ``results/<case>/``.
 
 ``reference`` (mpmath, no framework) -> ``reference.parquet``;
-``evaluate`` (one back end: TensorFlow, JAX or PyTorch) -> ``<backend>/evaluations.parquet``
-and ``<backend>/edges.parquet``;
+``evaluate`` (one back end: TensorFlow, JAX or PyTorch; one job per piece, see
+:mod:`harness.pieces`) -> ``<backend>/<piece>/evaluations.parquet`` and ``edges.parquet``;
 ``compare`` (the reference and every back end's evaluations) -> ``errors.parquet``, with a
 ``backend`` column. :func:`run_case` runs them all in one process. Every table carries provenance (see
 :mod:`harness.provenance`); compare refuses inputs whose case or settings differ.
@@ -14,28 +14,30 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from harness import provenance
-from harness.cases.experiment_kinds import ExperimentCase
-from harness.cases.load import load_case
-from harness.cases.model import Case
-from harness.cases.points import generate, represent, segments
-from harness.config import Settings, StudyConfig, load_config, settings_for
-from harness.results import read_table, write_table
+from harness.config import StudyConfig
+from harness.pieces import Piece, parse_piece
+from harness.prepared import Prepared, Selection, prepare
+from harness.results import write_table
 from harness.stage_inputs import (
-    backend_dir,
     case_dir,
     check_input,
+    merge_pieces,
+    piece_dir,
+    read_edges,
+    read_evaluations,
     read_stage_input,
     with_backend,
 )
 
 __all__ = [
     "Selection",
+    "prepare",
     "compare_stage",
     "evaluate_stage",
     "reference_stage",
@@ -44,131 +46,6 @@ __all__ = [
 ]
 
 Progress = Callable[[str, int, int], None]
-
-
-@dataclasses.dataclass(frozen=True)
-class Selection:
-    """What the command line narrowed (``None``: the case's and config's own lists)."""
-
-    dtypes: Sequence[str] | None = None
-    methods: Sequence[str] | None = None
-    modes: Sequence[str] | None = None
-    orders: Sequence[int] | None = None
-    max_points: int | None = None
-    backends: Sequence[str] | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class Prepared:
-    case: Case
-    config: StudyConfig
-    settings: Settings
-    points: dict[str, pd.DataFrame]
-
-    def provenance(self, stage: str, **extra) -> dict:
-        return provenance.collect(
-            stage=stage,
-            case=self.case.id,
-            case_file=self.case.path,
-            case_hash=self.case.content_hash,
-            config=self.config.path,
-            config_hash=self.config.hash,
-            seed=self.config.seed,
-            input_seeds={
-                i.name: i.params["seed"]
-                for i in getattr(self.case, "inputs", ())
-                if i.kind == "random"
-            },
-            selection=self.selection_record(),
-            points={
-                d: {"evaluated": len(f), **f.attrs.get("dropped", {})}
-                for d, f in self.points.items()
-            },
-            segments=self.segments,
-            **extra,
-        )
-
-    @property
-    def segments(self) -> dict[str, list[list[float]]]:
-        """The intervals each input was sampled from (:func:`harness.cases.points.segments`)."""
-        return {} if self.is_experiment else segments(self.case)
-
-    @property
-    def backends(self) -> tuple[str, ...]:
-        """The study's back ends for this case that are installed here."""
-        from harness.backends.catalogue import installed
-
-        # An experiment runs in the frameworks its code is written in (harness.experiments).
-        allowed = self.case.spec.backends if self.is_experiment else self.settings.backends
-        return tuple(b for b in self.settings.backends if b in allowed and installed(b))
-
-    def offered(self, backend: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-        """The case's methods, modes and dtypes that ``backend`` offers (modes in the
-        order it runs them)."""
-        from harness.backends.catalogue import get
-
-        spec, s = get(backend), self.settings
-        return (
-            tuple(m for m in s.methods if m in spec.methods),
-            tuple(m for m in spec.modes if m in s.modes),
-            tuple(d for d in s.dtypes if d in spec.dtypes),
-        )
-
-    @property
-    def is_experiment(self) -> bool:
-        return isinstance(self.case, ExperimentCase)
-
-    def selection_record(self) -> dict:
-        s = self.settings
-        extra = {"parameters": self.case.params(s.setting)} if self.is_experiment else {}
-        return {
-            **extra,
-            "backends": list(self.backends),
-            "dtypes": list(s.dtypes),
-            "methods": list(s.methods),
-            "modes": list(s.modes),
-            "partials": [self.case.label(p) for p in self.case.partials],
-            "max_points": s.max_points,
-            "setting": s.setting,
-            "max_order": dict(sorted(s.max_order.items())),
-        }
-
-
-def prepare(
-    case_path: str | Path, config: StudyConfig | None = None, selection: Selection = Selection()
-) -> Prepared:
-    """Load and validate the case (raises :class:`harness.cases.model.CaseError`), narrow it,
-    and generate its points as each dtype represents them."""
-    case = load_case(case_path)
-    config = config or load_config()
-    if isinstance(case, ExperimentCase):
-        settings = settings_for(
-            case,
-            config,
-            selection.dtypes,
-            selection.methods,
-            selection.modes,
-            backends=selection.backends,
-        )
-        return Prepared(case, config, settings, {})
-    if selection.orders is not None:
-        keep = set(selection.orders)
-        case = dataclasses.replace(case, partials=tuple(p for p in case.partials if len(p) in keep))
-    settings = settings_for(
-        case,
-        config,
-        selection.dtypes,
-        selection.methods,
-        selection.modes,
-        selection.max_points,
-        selection.backends,
-    )
-    # No reference for orders no selected method computes (the quick setting's caps).
-    top = settings.highest_order
-    case = dataclasses.replace(case, partials=tuple(p for p in case.partials if len(p) <= top))
-    base = generate(case, settings.max_points)
-    points = {d: represent(base, case.input_names, d) for d in settings.dtypes}
-    return Prepared(case, config, settings, points)
 
 
 def reference_stage(
@@ -193,7 +70,7 @@ def reference_stage(
             facts=facts,
             seconds=round(time.perf_counter() - t0, 3),
         )
-        write_table(table, case_dir(results, prep.case) / "reference.parquet", meta)
+        _write_reference(prep, results, table, meta)
         return table, meta
     cache_dir = Path(results) / ".cache" / "reference" if cache else None
     t0 = time.perf_counter()
@@ -211,8 +88,34 @@ def reference_stage(
         reference_counts=counts,
         seconds=round(seconds, 3),
     )
-    write_table(table, case_dir(results, prep.case) / "reference.parquet", meta)
+    _write_reference(prep, results, table, meta)
     return table, meta
+
+
+def _write_reference(prep: Prepared, results, table: pd.DataFrame, meta: dict) -> None:
+    """The reference table, and beside it its timings (what differs from run to run)."""
+    kept, facts = provenance.split_run_facts(meta)
+    where = case_dir(results, prep.case)
+    write_table(table, where / "reference.parquet", kept)
+    counts = facts.get("reference_counts") or {}
+    timings = pd.DataFrame([{"stage": "reference", "seconds": facts.get("seconds"), **counts}])
+    write_table(timings, where / "reference.timings.parquet", facts)
+
+
+def _write_evaluation(where: Path, table: pd.DataFrame, edges: pd.DataFrame, meta: dict) -> None:
+    """One piece's evaluations and edges, and its timings: seconds per method, mode and
+    dtype (the back ends' ``seconds`` column), with the run's facts as provenance."""
+    kept, facts = provenance.split_run_facts(meta)
+    keys = ["backend", "method", "mode", "dtype"]
+    if "seconds" in table:
+        timings = table.groupby(keys, sort=False)["seconds"].first().reset_index()
+        table = table.drop(columns=["seconds"])
+    else:
+        timings = pd.DataFrame(columns=[*keys, "seconds"])
+    timings.insert(1, "piece", meta.get("piece"))
+    write_table(table, where / "evaluations.parquet", kept)
+    write_table(edges, where / "edges.parquet", kept)
+    write_table(timings, where / "timings.parquet", facts)
 
 
 def evaluate_stage(
@@ -223,19 +126,39 @@ def evaluate_stage(
     bisect: bool = True,
     cache: bool = True,
     backend: str = "tensorflow",
+    piece: str | None = None,
 ) -> tuple[pd.DataFrame, dict]:
-    """Evaluate the case in one back end and find the exact edges of every run of one
-    outcome (:mod:`harness.edges.bisection`), which needs the case's reference (read from
-    ``results`` unless given): writes ``<backend>/evaluations.parquet`` and
-    ``<backend>/edges.parquet``."""
+    """Evaluate the case in one back end, piece by piece (:meth:`Prepared.pieces`; only
+    ``piece`` if given), and find the exact edges of every run of one outcome
+    (:mod:`harness.edges.bisection`), which needs the case's reference (read from
+    ``results`` unless given): each piece writes ``<backend>/<piece>/evaluations.parquet``
+    and ``edges.parquet``. Returns the pieces' evaluations merged."""
     from harness.backends.catalogue import load
 
     engine = load(backend)
     engine.start()  # the framework starts here (a no-op where the command set its threads)
+    pieces = prep.pieces(backend)
+    if piece is not None:
+        pieces = [parse_piece(piece, pieces)]
+    if bisect and not prep.is_experiment:
+        reference = reference or read_stage_input(prep, results, "reference")
+    done = [
+        _evaluate_piece(
+            prep.narrowed(one), results, engine, backend, one, progress, reference, bisect, cache
+        )
+        for one in pieces
+    ]
+    return merge_pieces(done)
 
-    methods, modes, dtypes = prep.offered(backend)
+
+def _evaluate_piece(
+    prep: Prepared, results, engine, backend: str, piece: Piece, progress, reference, bisect, cache
+) -> tuple[pd.DataFrame, dict]:
+    """One piece: ``prep`` is the case narrowed to it (:meth:`Prepared.narrowed`)."""
+    _, modes, _ = prep.offered(backend)
+    dtypes, methods = piece.dtypes, piece.methods
     s = prep.settings
-    where = backend_dir(results, prep.case, backend)
+    where = piece_dir(results, prep.case, backend, piece.name)
     flags = engine.probe_flush(dtypes, modes)
     if prep.is_experiment:
         from harness.experiments.stages import evaluate_experiment
@@ -248,50 +171,52 @@ def evaluate_stage(
         meta = prep.provenance(
             "evaluate",
             backend=backend,
+            piece=piece.name,
             framework=engine.facts(),
             platform={"flush": flags},
             evaluation=stats,
         )
-        write_table(with_backend(table, backend), where / "evaluations.parquet", meta)
-        write_table(_empty_edges(), where / "edges.parquet", meta)
-        return table, meta
+        table = with_backend(table, backend)
+        _write_evaluation(where, table, _empty_edges(), meta)
+        return table.drop(columns=["seconds"], errors="ignore"), meta
     edges = None
     if bisect:
         from harness.edges.finder import EdgeFinder
         from harness.reference.table import ReferenceStore
         from harness.reference.verify import ReferenceSettings
 
-        reference = reference or read_stage_input(prep, results, "reference")
         ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
         cache_dir = Path(results) / ".cache" / "reference" if cache else None
-        store = ReferenceStore(prep.case, ref_settings, cache_dir)
+        # Each piece keeps the values its bisection verifies in a shard of its own.
+        store = ReferenceStore(prep.case, ref_settings, cache_dir, shard=f"{backend}.{piece.name}")
         edges = EdgeFinder(
             prep.case, prep.points, reference[0], store, s.tolerance, flags, prep.segments
         )
+    label = f"evaluate {backend}" + ("" if piece.name == "all" else f" {piece.name}")
     table, stats = engine.evaluate_case(
         prep.case,
         prep.points,
         dtypes,
         methods,
         modes,
-        (lambda i, n: progress(f"evaluate {backend}", i, n)) if progress else None,
+        (lambda i, n: progress(label, i, n)) if progress else None,
         s.max_order,
         edges,
     )
     meta = prep.provenance(
         "evaluate",
         backend=backend,
+        piece=piece.name,
         framework=engine.facts(),
         platform={"flush": flags},
         evaluation={**dataclasses.asdict(stats), "bisection": edges.stats if edges else None},
     )
     table = with_backend(table, backend)
-    write_table(table, where / "evaluations.parquet", meta)
     if edges is not None:
         edges.store.save()
     found = edges.table() if edges else _empty_edges()
-    write_table(with_backend(found, backend), where / "edges.parquet", meta)
-    return table, meta
+    _write_evaluation(where, table, with_backend(found, backend), meta)
+    return table.drop(columns=["seconds"]), meta
 
 
 def _empty_edges() -> pd.DataFrame:
@@ -318,10 +243,7 @@ def compare_stage(
     evaluations = dict(evaluations or {})
     for backend in prep.backends:
         if backend not in evaluations:
-            evaluations[backend] = read_stage_input(prep, results, "evaluations", backend)
-        else:
-            path = backend_dir(results, prep.case, backend) / "evaluations.parquet"
-            check_input(prep, "evaluations", evaluations[backend][1], path)
+            evaluations[backend] = read_evaluations(prep, results, backend)
     if not prep.backends:
         raise ValueError(f"{prep.case.id}: none of the study's back ends is installed here")
     s = prep.settings
@@ -350,9 +272,12 @@ def compare_stage(
     errors.insert(0, "case", prep.case.id)
     meta = {
         **mine,
+        # The inputs' provenance as their files hold it (without the run's timings).
         "inputs": {
-            "reference": reference[1],
-            "evaluations": {b: evaluations[b][1] for b in prep.backends},
+            "reference": provenance.split_run_facts(reference[1])[0],
+            "evaluations": {
+                b: provenance.split_run_facts(evaluations[b][1])[0] for b in prep.backends
+            },
         },
         "frameworks": {b: evaluations[b][1].get("framework") for b in prep.backends},
         # The platform's subnormal flush as each back end probed it.
@@ -362,11 +287,7 @@ def compare_stage(
     from harness.judge.collect import file_digest, write_case_summary
     from harness.judge.findings import find
 
-    edges = []
-    for backend in prep.backends:
-        path = backend_dir(results, prep.case, backend) / "edges.parquet"
-        if path.exists():
-            edges.append(read_table(path))
+    edges = [read_edges(prep, results, backend) for backend in prep.backends]
     edges = pd.concat(edges, ignore_index=True) if edges else None
     names = list(prep.case.input_names)
     findings = find(errors, edges, names, prep.segments, prep.case)
@@ -379,13 +300,15 @@ def compare_stage(
 def run_case(
     case_path: str | Path,
     config: StudyConfig | None = None,
-    selection: Selection = Selection(),
+    selection: Selection | None = None,
     results: str | Path = "results",
     cache: bool = True,
     progress: Progress | None = None,
 ) -> pd.DataFrame:
     """All three stages of one case in this process; returns the errors table."""
-    return run_stages(prepare(case_path, config, selection), results, cache, progress)
+    return run_stages(
+        prepare(case_path, config, selection or Selection()), results, cache, progress
+    )
 
 
 def run_stages(

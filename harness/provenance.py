@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["collect", "git_state", "package_versions"]
+__all__ = ["RUN_FACTS", "collect", "git_state", "now", "package_versions", "split_run_facts"]
 
 _PACKAGES = (
     "harness",
@@ -81,12 +81,30 @@ def _cpu() -> str:
     return platform.processor() or platform.machine()
 
 
+#: What differs from one run of a stage to the next with nothing else changed: when it
+#: ran, how long it took, what the reference cache already held, the evaluation's
+#: statistics (seconds among them). They go to the stage's timings table, never into a
+#: result table's provenance, so two runs write byte-identical result tables.
+RUN_FACTS = ("created", "seconds", "reference_counts", "evaluation")
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def split_run_facts(meta: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``meta`` without its :data:`RUN_FACTS`, and those facts (with ``created``)."""
+    kept = {k: v for k, v in meta.items() if k not in RUN_FACTS}
+    facts = {"created": now(), **{k: meta[k] for k in RUN_FACTS if k in meta}}
+    return kept, facts
+
+
 def collect(**extra: Any) -> dict[str, Any]:
-    """The provenance record, with ``extra`` (case and config hashes, seeds, ...) on top."""
+    """The provenance record, with ``extra`` (case and config hashes, seeds, ...) on top.
+    Nothing in it depends on when or how fast the stage ran (see :data:`RUN_FACTS`)."""
     import mpmath
 
     return {
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu": _cpu(),

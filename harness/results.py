@@ -108,7 +108,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     except FileNotFoundError:
         raise ResultsError(f"{path} does not exist") from None
     except (pa.ArrowException, OSError) as exc:
-        raise ResultsError(f"{path} is not a readable Parquet table ({_reason(exc)})") from None
+        raise ResultsError(_unreadable(path, exc)) from None
     if _KEY not in (table.schema.metadata or {}):
         raise ResultsError(f"{path} was not written by the harness (it has no provenance)")
     return table.to_pandas()
@@ -123,5 +123,14 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise ResultsError(f"{path} does not exist") from None
     except (pa.ArrowException, OSError) as exc:
-        raise ResultsError(f"{path} is not a readable Parquet table ({_reason(exc)})") from None
+        raise ResultsError(_unreadable(path, exc)) from None
     return json.loads(meta[_KEY]) if _KEY in meta else {}
+
+
+def _unreadable(path: Path, exc: BaseException) -> str:
+    """A damaged file (truncated by a full disk, a copy cut short): what it is and how to
+    recover, since every later run that reads it would stop at it again."""
+    return (
+        f"{path} is not a readable Parquet table ({_reason(exc)}); delete it and run again "
+        "(Snakemake, or the harness stage that writes it, makes it anew)"
+    )

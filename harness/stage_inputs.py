@@ -12,7 +12,17 @@ import pandas as pd
 from harness.cases.model import Case
 from harness.results import read_metadata, read_table
 
-__all__ = ["backend_dir", "case_dir", "check_input", "read_stage_input", "with_backend"]
+__all__ = [
+    "backend_dir",
+    "case_dir",
+    "check_input",
+    "merge_pieces",
+    "piece_dir",
+    "read_edges",
+    "read_evaluations",
+    "read_stage_input",
+    "with_backend",
+]
 
 
 def case_dir(results: str | Path, case: Case) -> Path:
@@ -22,6 +32,64 @@ def case_dir(results: str | Path, case: Case) -> Path:
 def backend_dir(results: str | Path, case: Case, backend: str) -> Path:
     """Where one back end's evaluations and edges of the case go."""
     return Path(results) / case.id / backend
+
+
+def piece_dir(results: str | Path, case: Case, backend: str, piece: str) -> Path:
+    """Where one piece of a back end's evaluation goes (:mod:`harness.pieces`)."""
+    return backend_dir(results, case, backend) / piece
+
+
+def _piece_files(prep, results, backend: str, name: str) -> list[Path]:
+    """The piece files ``name`` of ``backend``'s evaluation, as the plan has them (raises
+    ``ValueError`` naming the first missing one and the command that makes it)."""
+    paths = []
+    for piece in prep.pieces(backend):
+        path = piece_dir(results, prep.case, backend, piece.name) / f"{name}.parquet"
+        if not path.exists():
+            raise ValueError(
+                f"{path} does not exist; run `harness evaluate {prep.case.path} --backends "
+                f"{backend} --piece {piece.name}` (or the study) first"
+            )
+        paths.append(path)
+    return paths
+
+
+def read_evaluations(prep, results: str | Path, backend: str) -> tuple[pd.DataFrame, dict]:
+    """Every piece of ``backend``'s evaluations of the case, checked to belong to this
+    case and selection, merged (:func:`merge_pieces`)."""
+    pairs = []
+    for piece, path in zip(
+        prep.pieces(backend), _piece_files(prep, results, backend, "evaluations")
+    ):
+        pair = (read_table(path), read_metadata(path))
+        check_input(prep.narrowed(piece), "evaluations", pair[1], path)
+        pairs.append(pair)
+    return merge_pieces(pairs)
+
+
+def read_edges(prep, results: str | Path, backend: str) -> pd.DataFrame:
+    """The exact edges every piece of ``backend``'s evaluation found."""
+    tables = [read_table(p) for p in _piece_files(prep, results, backend, "edges")]
+    return pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+
+
+def merge_pieces(pairs: list[tuple[pd.DataFrame, dict]]) -> tuple[pd.DataFrame, dict]:
+    """One back end's pieces as one evaluation: the rows in the pieces' order; the
+    provenance of the first, with every piece's statistics (``evaluation``, by piece) and
+    the subnormal flush each probed (``platform.flush``, by dtype)."""
+    tables = [t for t, _ in pairs]
+    table = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+    meta = dict(pairs[0][1])
+    meta.pop("piece", None)
+    meta["pieces"] = [m.get("piece") for _, m in pairs]
+    stats = {m.get("piece"): m["evaluation"] for _, m in pairs if "evaluation" in m}
+    if stats:  # evaluated in this process (the files keep them in their timings tables)
+        meta["evaluation"] = stats
+    flush: dict = {}
+    for _, m in pairs:
+        flush.update((m.get("platform") or {}).get("flush") or {})
+    meta["platform"] = {**(meta.get("platform") or {}), "flush": flush}
+    return table, meta
 
 
 def with_backend(table: pd.DataFrame, backend: str) -> pd.DataFrame:
@@ -67,6 +135,10 @@ def check_input(prep, name: str, meta: dict, path: Path) -> None:
         if key == "selection" and selection_keys:
             theirs = {k: (theirs or {}).get(k) for k in selection_keys}
             ours = {k: ours.get(k) for k in selection_keys}
+            # One piece of an evaluation needs some of the reference's dtypes and partials.
+            for k in _REFERENCE_COVERS:
+                if set(ours[k] or ()) <= set(theirs[k] or ()):
+                    theirs[k] = ours[k]
         elif key == "selection":
             # An evaluation is one back end's, whichever others the study runs.
             theirs = {k: v for k, v in (theirs or {}).items() if k != "backends"}
@@ -84,3 +156,5 @@ def check_input(prep, name: str, meta: dict, path: Path) -> None:
 _MUST_AGREE = ("case", "case_hash", "selection")
 #: The part of the selection a reference depends on (not methods or modes).
 _REFERENCE_SELECTION = ("dtypes", "partials", "max_points", "parameters")
+#: Of those, what a reference may hold more of than the stage reading it needs.
+_REFERENCE_COVERS = ("dtypes", "partials")

@@ -21,11 +21,13 @@ __all__ = [
     "STAGE_SOURCES",
     "backend_files",
     "case_backends",
+    "case_pieces",
     "check_config",
     "discover_cases",
     "evaluate_mem_mb",
     "evaluation_cost",
     "job_priority",
+    "piece_settings",
     "stage_settings",
     "stage_sources",
 ]
@@ -39,6 +41,8 @@ _COMMON = (
     "cli_probe.py",
     "cli_output.py",
     "pipeline.py",
+    "prepared.py",
+    "pieces.py",
     "stage_inputs.py",
     "cases/__init__.py",
     "cases/load.py",
@@ -166,6 +170,7 @@ _STAGE_KEYS = {
     # The evaluation judges its points to bisect their edges: the reference settings
     # and the tolerances are its settings too.
     "evaluate": (
+        "split",
         "backends",
         "precision",
         "verify_digits",
@@ -179,6 +184,7 @@ _STAGE_KEYS = {
         "tolerances",
     ),
     "compare": (
+        "split",
         "backends",
         "precision",
         "verify_digits",
@@ -245,16 +251,56 @@ def stage_settings(config: dict[str, Any], stage: str) -> str:
     return json.dumps(part, sort_keys=True, separators=(",", ":"))
 
 
-def evaluate_mem_mb(config: dict[str, Any]) -> int:
-    """Memory an ``evaluate_case`` job declares: measured peaks were under 1 GB per case
-    in the quick setting and 13.8 GB in the full one (README, Speed)."""
-    return 16000 if config.get("setting", "quick") == "full" else 2000
+def piece_settings(config: dict[str, Any], backend: str, piece: str) -> str:
+    """The study settings one evaluation job depends on (its rule's ``params``, and what
+    the job is given): those of :func:`stage_settings` narrowed to the job's back end and
+    its piece's dtype and method (:mod:`harness.pieces`): adding a back end to the study
+    adds its jobs and reruns no other back end's. (A new dtype or method still reruns every
+    piece of a case: it changes the case's one reference table, an input of each.)"""
+    from harness.cases.schema import DTYPES, METHODS
+    from harness.pieces import ALL
+
+    part = json.loads(stage_settings(config, "evaluate"))
+    part["backends"] = [backend]
+    if part.get("setting", "quick") == "full":
+        part.pop("quick", None)  # what only the quick setting reads
+    if piece != ALL:
+        for key, names in (("dtypes", DTYPES), ("methods", METHODS)):
+            mine = [x for x in piece.split(".") if x in names]
+            if mine:
+                part[key] = mine
+    return json.dumps(part, sort_keys=True, separators=(",", ":"))
+
+
+#: Memory (MB) an evaluation piece declares, by method: the largest measured peaks with
+#: a margin (README, From a laptop to a cluster). TensorFlow's nested forward mode at
+#: order 4 is the heavy one: ratio's float32.forward piece peaked at 4.7 GB, of which one
+#: fourth-order derivative of -a/b in eager mode takes 3.2 GB in plain TensorFlow.
+PIECE_MEM_MB = {"forward": 6000, "forward_over_reverse": 3000}
+#: What a piece of any other method, or a whole quick evaluation (piece ``all``), declares.
+DEFAULT_MEM_MB = 2000
+
+
+def evaluate_mem_mb(config: dict[str, Any]):
+    """The ``mem_mb`` of an ``evaluate_case`` job: a function of its wildcards (the piece's
+    method; an unsplit full evaluation holds every method: the largest, 16 GB)."""
+
+    def mem_mb(wildcards) -> int:
+        piece = getattr(wildcards, "piece", "all")
+        if piece == "all":
+            return 16000 if config.get("setting", "quick") == "full" else DEFAULT_MEM_MB
+        parts = piece.split(".")
+        if len(parts) == 1:  # one dtype, every method
+            return max(PIECE_MEM_MB.values())
+        return PIECE_MEM_MB.get(parts[-1], DEFAULT_MEM_MB)
+
+    return mem_mb
 
 
 def _prepared(case_path: str | Path, config: dict[str, Any]):
     """The case prepared as the study runs it (None: it does not validate)."""
     from harness.config import load_config
-    from harness.pipeline import prepare
+    from harness.prepared import prepare
 
     try:
         return prepare(case_path, load_config(None, dict(config)))
@@ -275,16 +321,28 @@ def case_backends(case_path: str | Path, config: dict[str, Any]) -> list[str]:
     return list(prep.backends)
 
 
+def case_pieces(case_path: str | Path, config: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(backend, piece)`` of every evaluation job of a case (:mod:`harness.pieces`; a
+    case that does not validate: one piece per back end, whose job fails with the case's
+    own message)."""
+    from harness.pieces import ALL
+
+    prep = _prepared(case_path, config)
+    if prep is None:
+        return [(b, ALL) for b in case_backends(case_path, config)]
+    return [(b, piece.name) for b in prep.backends for piece in prep.pieces(b)]
+
+
 def backend_files(config: dict[str, Any], name: str, folder: str | Path = "cases"):
     """A rule's input function: the case's ``name`` tables (evaluations, edges), one per
-    back end it runs in (:func:`case_backends`)."""
-    cache: dict[str, list[str]] = {}
+    back end it runs in and piece of its evaluation there (:func:`case_pieces`)."""
+    cache: dict[str, list[tuple[str, str]]] = {}
 
     def files(wildcards) -> list[str]:
         case = wildcards.case
         if case not in cache:
-            cache[case] = case_backends(Path(folder) / f"{case}.yaml", config)
-        return [f"results/{case}/{b}/{name}.parquet" for b in cache[case]]
+            cache[case] = case_pieces(Path(folder) / f"{case}.yaml", config)
+        return [f"results/{case}/{b}/{piece}/{name}.parquet" for b, piece in cache[case]]
 
     return files
 

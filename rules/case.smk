@@ -1,6 +1,7 @@
 # One case: the mpmath reference (no framework), each back end's evaluations with the
-# exact edges of each outcome (one framework start per case and back end), and the
-# comparison that judges them all and states the findings.
+# exact edges of each outcome (one job, one framework start, per case, back end and piece:
+# the study's `split` setting, see harness.pieces), and the comparison that judges them
+# all and states the findings.
 
 
 rule compute_reference:
@@ -9,6 +10,9 @@ rule compute_reference:
         code=stage_sources("reference"),
     output:
         "results/{case}/reference.parquet",
+        # What differs from run to run (seconds, the cache's share), kept apart so that
+        # two runs write byte-identical result tables.
+        timings="results/{case}/reference.timings.parquet",
     params:
         study=stage_settings(config, "reference"),
     log:
@@ -31,25 +35,28 @@ rule evaluate_case:
         reference="results/{case}/reference.parquet",
         code=lambda w: stage_sources("evaluate", backend=w.backend),
     output:
-        evaluations="results/{case}/{backend}/evaluations.parquet",
-        edges="results/{case}/{backend}/edges.parquet",
+        evaluations="results/{case}/{backend}/{piece}/evaluations.parquet",
+        edges="results/{case}/{backend}/{piece}/edges.parquet",
+        timings="results/{case}/{backend}/{piece}/timings.parquet",
     params:
-        study=stage_settings(config, "evaluate"),
+        # The settings this piece depends on (harness.workflow.piece_settings): adding a
+        # back end to the study adds its jobs and reruns none of these.
+        study=lambda w: piece_settings(config, w.backend, w.piece),
     log:
-        "logs/{case}/evaluate_case.{backend}.log",
+        "logs/{case}/evaluate_case.{backend}.{piece}.log",
     benchmark:
-        "logs/{case}/evaluate_case.{backend}.benchmark.tsv"
+        "logs/{case}/evaluate_case.{backend}.{piece}.benchmark.tsv"
     threads: 1
-    # Measured peaks: under 1 GB per case in the quick setting; in the full setting
-    # 13.8 GB (ratio: TensorFlow's forward mode at order 4 through a division); see
-    # README, Speed.
+    # Measured peaks: under 1.4 GB per case in the quick setting; per piece of the full
+    # setting up to 4.7 GB (ratio, float32.forward: TensorFlow's nested forward mode at
+    # order 4 through a division); see harness.workflow.PIECE_MEM_MB.
     priority: CASE_PRIORITY
     resources:
         mem_mb=evaluate_mem_mb(config),
     conda:
         "../environment.yml"
     shell:
-        "python -m harness evaluate {input.case} --backends {wildcards.backend} --results results --threads {threads} --study {params.study:q} > {log} 2>&1"
+        "python -m harness evaluate {input.case} --backends {wildcards.backend} --piece {wildcards.piece} --results results --threads {threads} --study {params.study:q} > {log} 2>&1"
 
 
 rule compare_case:

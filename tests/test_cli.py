@@ -91,7 +91,7 @@ def test_run_writes_three_tables_with_provenance_and_prints_a_summary(workdir):
     errors = read_table(folder / "errors.parquet")
     assert set(ERROR_COLUMNS) <= set(errors.columns)
     assert set(errors.order) == {0, 1, 2} and set(errors.dtype) == {"float32"}
-    for name in ("reference", "tensorflow/evaluations", "errors"):
+    for name in ("reference", "tensorflow/all/evaluations", "errors"):
         meta = read_metadata(folder / f"{name}.parquet")
         assert {
             "packages",
@@ -104,7 +104,7 @@ def test_run_writes_three_tables_with_provenance_and_prints_a_summary(workdir):
             "seed",
         } <= set(meta), name
         assert meta["git"]["commit"] and "mpmath" in meta["packages"]
-    tf = read_metadata(folder / "tensorflow" / "evaluations.parquet")["framework"]
+    tf = read_metadata(folder / "tensorflow" / "all" / "evaluations.parquet")["framework"]
     assert tf["tensorflow"].startswith("2.") and "grappler_options" in tf
 
     # Piped (a log file), progress comes as plain lines; the output leads with the

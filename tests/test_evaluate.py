@@ -234,9 +234,9 @@ def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_pat
     prep = prepare(path)
     reference = reference_stage(prep, tmp_path / "results")
     evaluate_stage(prep, tmp_path / "results", reference=reference)
-    stats = read_metadata(tmp_path / "results" / "traced" / "tensorflow" / "evaluations.parquet")[
-        "evaluation"
-    ]
+    stats = read_metadata(
+        tmp_path / "results" / "traced" / "tensorflow" / "all" / "timings.parquet"
+    )["evaluation"]
     # One trace of the Python per (implementation, method, dtype), all orders in it (an
     # implementation's graph holds no other: compilers rewrite a graph as a whole); the
     # xla mode compiles the graph the function mode traced.

@@ -104,7 +104,7 @@ def test_the_study_produces_every_table(study):
             assert (where / "results" / case / f"{table}.parquet").exists()
         for backend in ("tensorflow", "jax", "torch"):
             for table in ("evaluations", "edges"):
-                assert (where / "results" / case / backend / f"{table}.parquet").exists()
+                assert (where / "results" / case / backend / "all" / f"{table}.parquet").exists()
         errors = read_table(where / "results" / case / "errors.parquet")
         assert set(errors.backend) == {"tensorflow", "jax", "torch"}
     summary = read_table(where / "results" / "summary.parquet")
@@ -125,7 +125,7 @@ def test_the_study_produces_every_table(study):
     meta = read_metadata(where / "results" / "summary.parquet")
     assert set(meta["cases"]) == {"ratio", "softplus"}
     # The tiny config reached every stage.
-    ev = read_table(where / "results" / "softplus" / "tensorflow" / "evaluations.parquet")
+    ev = read_table(where / "results" / "softplus" / "tensorflow" / "all" / "evaluations.parquet")
     assert set(ev.dtype) == {"float32", "float64"} and set(ev.method) == {
         "reverse",
         "finite_difference",
@@ -239,19 +239,24 @@ def test_a_broken_case_fails_its_own_jobs_and_the_rest_completes(tmp_path):
 
 
 def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):
+    # The full setting: the kill lands in the middle of a split evaluation (pieces of one
+    # case running while others are done).
     where = _copy(tmp_path)
+    (where / "full.yaml").write_text("setting: full\nbackends: [tensorflow]\n")
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "TF_CPP_MIN_LOG_LEVEL": "2"}
     proc = subprocess.Popen(
-        [str(BIN / "snakemake"), "--configfile", "tiny.yaml", "--cores", "2"],
+        [str(BIN / "snakemake"), "--configfile", "tiny.yaml", "full.yaml", "--cores", "2"],
         cwd=where,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    deadline = time.time() + 120
-    # Kill the whole run while an evaluation job is in flight.
-    while time.time() < deadline and not list((where / "logs").glob("*/evaluate_case.*.log")):
+    deadline = time.time() + 180
+    # Kill the whole run once one piece of an evaluation is written, the next in flight.
+    while time.time() < deadline and not list(
+        (where / "results").glob("*/tensorflow/*/evaluations.parquet")
+    ):
         time.sleep(0.2)
     time.sleep(1.5)
     os.killpg(proc.pid, signal.SIGKILL)
@@ -264,8 +269,16 @@ def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):
     for p in (where / "results").rglob("*.parquet"):
         read_table(p)
     _snakemake(where, "--unlock")
-    _snakemake(where, "--cores", "2")
-    assert "Nothing to be done" in _snakemake(where, "-n").stdout
+    # The rerun makes only what is missing: the pieces already made stay (a piece whose
+    # job was cut after its last write is still rerun: Snakemake had not recorded it).
+    done = len(list((where / "results").glob("*/tensorflow/*/timings.parquet")))
+    planned = _planned(where, "--configfile", "tiny.yaml", "full.yaml")
+    assert done >= 1 and 2 * 2 * 2 - done <= planned["evaluate_case"] < 2 * 2 * 2
+    _snakemake(where, "--configfile", "tiny.yaml", "full.yaml", "--cores", "2")
+    assert (
+        "Nothing to be done"
+        in _snakemake(where, "--configfile", "tiny.yaml", "full.yaml", "-n").stdout
+    )
     for p in (where / "results").rglob("*.parquet"):
         read_table(p)
     assert not list((where / "results").rglob("*.tmp"))
@@ -330,3 +343,27 @@ def test_costliest_case_is_scheduled_first():
     assert callable(priority)  # this Snakemake takes a function of the wildcards
     assert priority(SimpleNamespace(case="logistic")) == costs["logistic"]
     assert evaluation_cost(ROOT / "cases" / "missing.yaml", config) == 1000
+
+
+def test_the_full_setting_runs_one_job_per_piece_and_a_new_back_end_reruns_none(tmp_path):
+    # The full setting splits each evaluation by dtype and method (config `split`); adding
+    # a back end adds its pieces and reruns no other back end's (each piece's settings are
+    # its own: harness.workflow.piece_settings).
+    where = _copy(tmp_path)
+    (where / "full.yaml").write_text("setting: full\nbackends: [tensorflow]\n")
+    proc = _snakemake(where, "--configfile", "tiny.yaml", "full.yaml", "--cores", "2")
+    # Two cases x two dtypes x two methods.
+    assert (proc.stderr + proc.stdout).count("rule evaluate_case:") == 2 * 2 * 2
+    pieces = sorted(
+        p.parent.name
+        for p in (where / "results" / "ratio" / "tensorflow").glob("*/evaluations.parquet")
+    )
+    assert pieces == [
+        f"{d}.{m}" for d in ("float32", "float64") for m in ("finite_difference", "reverse")
+    ]
+    (where / "both.yaml").write_text("setting: full\nbackends: [tensorflow, torch]\n")
+    planned = _planned(where, "--configfile", "tiny.yaml", "both.yaml")
+    assert planned["evaluate_case"] == 2 * 2 * 2  # PyTorch's pieces only
+    assert planned["compare_case"] == 2 and "compute_reference" not in planned
+    out = _snakemake(where, "-n", "--configfile", "tiny.yaml", "both.yaml").stdout
+    assert "backend=torch" in out and "backend=tensorflow" not in out

@@ -20,6 +20,7 @@ __all__ = [
     "BACKENDS",
     "MODES",
     "OUTCOMES",
+    "SPLIT_KEYS",
 ]
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -34,6 +35,9 @@ METHODS = ("reverse", "forward", "forward_over_reverse", "finite_difference", "t
 MODES = ("eager", "function", "xla", "jit", "compile")
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
 MAX_ORDER = 4
+#: What a case's evaluation in one back end can be split by, one job per value
+#: (:mod:`harness.pieces`).
+SPLIT_KEYS = ("dtype", "method")
 
 _NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 _NUMBER = {"type": "number"}
@@ -388,6 +392,7 @@ EXPERIMENT_CASE_SCHEMA: dict[str, Any] = {
     ),
 }
 
+_SPLIT = {"type": "array", "items": {"enum": list(SPLIT_KEYS)}, "uniqueItems": True}
 _TOLERANCE_ROW = {
     "type": "array",
     "items": {"type": "number", "minimum": 0},
@@ -415,6 +420,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 "`quick` block here and each case's own `quick` block.",
             },
             "quick": _narrowing("What the `quick` setting keeps of the lists above."),
+            "split": _obj(
+                {"quick": _SPLIT, "full": _SPLIT},
+                description="How a case's evaluation in one back end is split into jobs, "
+                "per setting: [] one job, [dtype] one per dtype, [dtype, method] one per both.",
+            ),
             "tolerances": _obj(
                 {d: _TOLERANCE_ROW for d in DTYPES},
                 list(DTYPES),

@@ -196,8 +196,18 @@ def write_case_summary(
 
 
 def case_edges(folder: str | Path) -> pd.DataFrame | None:
-    """The bisected edges of a case's folder: every back end's ``<backend>/edges.parquet``."""
-    parts = [read_table(p) for p in sorted(Path(folder).glob("*/edges.parquet"))]
+    """The bisected edges of a case's folder: those of every piece of every back end's
+    evaluation that its errors table was judged from (``<backend>/<piece>/edges.parquet``,
+    as its provenance lists them; every piece found where it does not)."""
+    folder = Path(folder)
+    inputs = read_metadata(folder / "errors.parquet").get("inputs") or {}
+    pieces = {b: m.get("pieces") for b, m in (inputs.get("evaluations") or {}).items()}
+    if pieces and all(pieces.values()):
+        paths = [folder / b / piece / "edges.parquet" for b, ps in pieces.items() for piece in ps]
+        paths = [p for p in paths if p.exists()]
+    else:
+        paths = sorted(folder.glob("*/*/edges.parquet"))
+    parts = [read_table(p) for p in paths]
     parts = [p for p in parts if not p.empty]
     return pd.concat(parts, ignore_index=True) if parts else None
 
@@ -266,11 +276,12 @@ def collect(
         cases[case] = {
             "case_hash": meta.get("case_hash"),
             "config_hash": meta.get("config_hash"),
-            "created": meta.get("created"),
             "file": str(path),
             "flush": meta.get("flush"),
         }
     summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     findings = pd.concat(found, ignore_index=True) if found else pd.DataFrame()
-    meta = provenance.collect(stage="collect", cases=cases, merged_from=shared)
+    meta = provenance.collect(
+        stage="collect", created=provenance.now(), cases=cases, merged_from=shared
+    )
     return summary, findings, meta

@@ -127,7 +127,6 @@ _AFTER_INPUTS = (
     "tolerance_unit",
     "tolerance_reason",
     "message",
-    "seconds",
 )
 
 
@@ -357,8 +356,6 @@ def errors_table(frame: pd.DataFrame, case, names: Sequence[str], tolerance) -> 
     if "backend" not in out:  # rows straight from TensorFlow's evaluate_case
         out["backend"] = "tensorflow"
     apply_expectations(out, case)
-    if "seconds" not in out:
-        out["seconds"] = np.nan
     out.insert(0, "case", case.id)
     columns = [*_BEFORE_INPUTS, *names, *_AFTER_INPUTS]
     out = (

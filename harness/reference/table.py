@@ -67,14 +67,19 @@ class ReferenceStore:
         settings: ReferenceSettings,
         cache_dir: Path | None,
         verify: bool = True,
+        shard: str | None = None,
     ):
         self.case, self.settings, self.cache_dir = case, settings, cache_dir
+        # A job that adds to a case's cache beside others (one evaluation piece) writes
+        # what it computed to a shard of its own: two jobs never write the same file.
+        self.shard = shard
         self.names = list(case.input_names)
         # An unverified store (one evaluation per point, see estimate_point) is a guide
         # for a search, never written to the cache of verified values.
         self.verify = verify
         self.cache = _load_cache(cache_dir, case, settings) if verify else {}
         self.computed = 0
+        self.added: set[tuple[float, ...]] = set()  # points verified here
         self._parsed: dict[str, mpmath.mpf] = {}
         self._rounded: dict[tuple, tuple] = {}
         #: Memoised derived values (the finite-difference model per dtype and point).
@@ -97,6 +102,7 @@ class ReferenceStore:
             verified = compute(fn, dict(zip(self.names, key)), partials, self.settings)
             entry = self.cache.setdefault(key, {})
             entry.update({labels[p]: _encode(v) for p, v in verified.items()})
+            self.added.add(key)
             if progress:
                 progress(i + 1, len(missing))
         self.computed += len(missing)
@@ -141,8 +147,20 @@ class ReferenceStore:
         return hit
 
     def save(self) -> None:
-        if self.computed and self.cache_dir is not None and self.verify:
-            _save_cache(self.cache_dir, self.case, self.settings, self.cache)
+        if not (self.computed and self.cache_dir is not None and self.verify):
+            return
+        if self.shard is None:
+            _save_cache(
+                _cache_path(self.cache_dir, self.case, self.settings),
+                self.case,
+                self.settings,
+                self.cache,
+            )
+        else:
+            path = _shard_dir(self.cache_dir, self.case, self.settings) / f"{self.shard}.parquet"
+            mine = {k: self.cache[k] for k in sorted(self.added)}
+            # What an earlier run of this piece verified stays in its shard.
+            _save_cache(path, self.case, self.settings, {**_read_cache(path, self.case), **mine})
 
 
 def compute_reference(
@@ -252,10 +270,23 @@ def _cache_path(cache_dir: Path, case: Case, settings: ReferenceSettings) -> Pat
     return Path(cache_dir) / f"{case.id}-{cache_key(case, settings)}.parquet"
 
 
+def _shard_dir(cache_dir: Path, case: Case, settings: ReferenceSettings) -> Path:
+    """The folder of the shards that evaluation pieces add beside the case's cache."""
+    return Path(cache_dir) / f"{case.id}-{cache_key(case, settings)}.shards"
+
+
 def _load_cache(cache_dir: Path | None, case: Case, settings: ReferenceSettings) -> dict:
+    """The case's cached values: its cache file and every shard beside it."""
     if cache_dir is None:
         return {}
-    path = _cache_path(cache_dir, case, settings)
+    out = _read_cache(_cache_path(cache_dir, case, settings), case)
+    for shard in sorted(_shard_dir(cache_dir, case, settings).glob("*.parquet")):
+        for key, entry in _read_cache(shard, case).items():
+            out.setdefault(key, {}).update(entry)
+    return out
+
+
+def _read_cache(path: Path, case: Case) -> dict:
     if not path.exists():
         return {}
     try:
@@ -275,7 +306,7 @@ def _load_cache(cache_dir: Path | None, case: Case, settings: ReferenceSettings)
     return out
 
 
-def _save_cache(cache_dir: Path, case: Case, settings: ReferenceSettings, cache: dict) -> None:
+def _save_cache(path: Path, case: Case, settings: ReferenceSettings, cache: dict) -> None:
     names = list(case.input_names)
     rows = []
     for key, entry in cache.items():
@@ -295,6 +326,6 @@ def _save_cache(cache_dir: Path, case: Case, settings: ReferenceSettings, cache:
         frame[n] = frame[n].astype(np.float64)
     write_table(
         frame,
-        _cache_path(cache_dir, case, settings),
+        path,
         {"kind": "reference-cache", "case": case.id, "key": cache_key(case, settings)},
     )

@@ -5,6 +5,11 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# One thread for XLA's CPU kernels, so a rerun sums in the same order (bitwise the same
+# values), as TensorFlow's and PyTorch's evaluations run.
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+)
 
 import jax  # noqa: E402
 

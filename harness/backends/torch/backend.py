@@ -41,8 +41,10 @@ class TorchBackend:
 
     @staticmethod
     def start(threads: int | None = None) -> None:
-        if threads:
-            torch.set_num_threads(threads)
+        """Threads (one unless given) and deterministic kernels: a rerun gives bitwise
+        the same values."""
+        torch.set_num_threads(threads or 1)
+        torch.use_deterministic_algorithms(True, warn_only=True)
 
     @staticmethod
     def facts() -> dict:
