@@ -34,7 +34,7 @@ import pandas as pd  # noqa: E402
 
 from harness.backends.tensorflow.build import build_implementation  # noqa: E402
 from harness.backends.tensorflow.derivatives import derivatives, prefix_closure  # noqa: E402
-from harness.backends.tensorflow.tfimport import tf  # noqa: E402
+from harness.backends.tensorflow.tfimport import one_order, tf  # noqa: E402
 from harness.cases.model import (
     Case,
     Partial,  # noqa: E402
@@ -164,6 +164,9 @@ class Runner:
         self._bodies[key] = body
         if self.mode == "eager":
             return body(xs)
+        if self.mode == "function":
+            with one_order():  # the same order of additions in every process
+                return self._compiled(key, body)(*(xs[n] for n in self.names))
         return self._compiled(key, body)(*(xs[n] for n in self.names))
 
     def run(self, fns: dict[str, Callable], partials: Sequence[Partial]) -> dict[str, dict]:
