@@ -95,6 +95,7 @@ _JUDGING = (
     "judge/findings_text.py",
     "backends/tensorflow/__init__.py",
     "backends/tensorflow/repro.py",
+    "backends/tensorflow/source.py",
     "judge/runs.py",
     "numerics/fd_model.py",
     "numerics/stencils.py",
