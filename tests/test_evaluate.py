@@ -353,9 +353,13 @@ def test_quick_setting_caps_forward_orders_and_narrows_dtypes(tmp_path):
     assert set(errors["dtype"]) == {"float64"}  # float16 is not in the study's quick list
     exact = errors[errors.method != "finite_difference"]
     assert (exact["outcome"] == "ok").all()
-    full = _run(path, tmp_path)
+    # The full setting: every dtype, and every method to order 4 (TensorFlow's nested
+    # forward mode at order 4 costs about 18 s a dtype even here, so it runs in one).
+    full = _run(path, tmp_path, methods=["reverse", "finite_difference"])
     assert full.groupby("method")["order"].max().eq(4).all()
     assert set(full["dtype"]) == {"float16", "bfloat16", "float32", "float64"}
+    forward = _run(path, tmp_path, methods=["forward"], dtypes=["float64"])
+    assert forward.groupby("method")["order"].max().to_dict() == {"forward": 4}
 
 
 def test_finite_differences_are_judged_by_their_error_model(tmp_path):
