@@ -80,7 +80,12 @@ def snippet(
     run = {
         "eager": "value = body(*inputs)",
         "function": (
-            f"value = tf.function(body, input_signature=[{signature}], autograph=False)(*inputs)"
+            "# The harness runs tf.function on the single-threaded executor: one order of\n"
+            "# operations (so of additions) in every process.\n"
+            "from tensorflow.python.eager import context\n\n"
+            "with context.function_executor_type('SINGLE_THREADED_EXECUTOR'):\n"
+            f"    value = tf.function(body, input_signature=[{signature}], autograph=False)"
+            "(*inputs)"
         ),
         "xla": (
             f"graph = tf.function(body, input_signature=[{signature}], autograph=False)"
