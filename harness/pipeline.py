@@ -286,7 +286,9 @@ def compare_stage(
     write_table(errors, where / "errors.parquet", meta)
     from harness.judge.collect import file_digest, write_case_summary
     from harness.judge.findings import find
+    from harness.judge.summary import compact
 
+    errors = compact(errors)  # the same values; faster to group (written above as they were)
     edges = [read_edges(prep, results, backend) for backend in prep.backends]
     edges = pd.concat(edges, ignore_index=True) if edges else None
     names = list(prep.case.input_names)

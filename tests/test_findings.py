@@ -321,3 +321,35 @@ def test_unexpected_findings_no_expectation_touches_rank_first():
     )
     # Untouched autodiff (even mild), untouched finite differences, partly covered, expected.
     assert rank(frame).tolist() == [3, 2, 1, 0]
+
+
+def test_compact_tables_give_the_same_findings_and_summary():
+    from harness.judge.collect import summarise_case
+    from harness.judge.summary import compact
+
+    x = np.geomspace(1.0, 300.0, 40)
+
+    def outcome(xi, method, mode):
+        if xi >= 100:
+            return "nan" if method == "reverse" else "inf"
+        return "inaccurate" if 20 <= xi < 30 and mode == "function" else "ok"
+
+    errors = _errors(x, outcome, methods=("reverse", "forward"))
+    errors["backend"] = "tensorflow"
+    errors["reference_rounded"] = 1.0
+    errors["message"] = [f"row {i}" for i in range(len(errors))]  # every value distinct
+    errors["expected"] = errors["expected"].astype("str")
+    small = compact(errors, most=len(x))
+    assert isinstance(small["implementation"].dtype, pd.CategoricalDtype)
+    assert isinstance(small["mode"].dtype, pd.CategoricalDtype)
+    assert not isinstance(small["message"].dtype, pd.CategoricalDtype)  # too many values
+    pd.testing.assert_frame_equal(small.astype(object), errors.astype(object), check_dtype=False)
+    segments = {"x": [[1.0, 300.0]]}
+    pd.testing.assert_frame_equal(
+        find(small, None, ["x"], segments), find(errors, None, ["x"], segments)
+    )
+    pd.testing.assert_frame_equal(
+        summarise_case(small, ["x"], segments=segments),
+        summarise_case(errors, ["x"], segments=segments),
+    )
+    assert len(find(errors, None, ["x"], segments)) >= 3

@@ -27,6 +27,16 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
     for dtype, g in errors.groupby("dtype", observed=True):
         ids = np.sort(g["point"].unique())
         positions[dtype] = ({int(p): i for i, p in enumerate(ids)}, len(ids))
+    if "backend" not in errors:
+        errors = errors.assign(backend="tensorflow")
+    # Row positions per combination, and per back end and method the orders and partials
+    # the run computed: found once, not by masking the whole table for every finding.
+    keys = ["backend", "implementation", "dtype", "partial", "method", "mode"]
+    where_rows = errors.groupby(keys, observed=True, sort=False).indices
+    per_method = {
+        key: (int(g["order"].max()), sorted(set(g["partial"].astype(str))))
+        for key, g in errors.groupby(["backend", "method"], observed=True, sort=False)
+    }
     for f in findings.itertuples(index=False):
         backend = getattr(f, "backend", "tensorflow") or "tensorflow"
         if not f.worst_inputs or not f.worst_method or backend != "tensorflow":
@@ -35,14 +45,8 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
             snippets.append("")
             continue
         point = json.loads(f.worst_inputs)
-        rows = errors[
-            (errors.get("backend", "tensorflow") == backend)
-            & (errors["implementation"] == f.implementation)
-            & (errors["dtype"] == f.dtype)
-            & (errors["partial"] == f.partial)
-            & (errors["method"] == f.worst_method)
-            & (errors["mode"] == f.worst_mode)
-        ]
+        key = (backend, f.implementation, f.dtype, f.partial, f.worst_method, f.worst_mode)
+        rows = errors.iloc[where_rows.get(key, np.array([], dtype=np.intp))]
         at = np.ones(len(rows), dtype=bool)
         for n, v in point.items():
             at &= rows[n].to_numpy(np.float64) == v
@@ -52,9 +56,7 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
             index = where[int(rows[at]["point"].iloc[0])]
         path = f"cases/{f.case}.yaml"
         # The run computed every partial of its method in one pass; so do both.
-        mine = errors[errors.get("backend", "tensorflow") == backend]
-        computed = mine.loc[mine["method"] == f.worst_method, "order"]
-        max_order = int(computed.max()) if len(computed) else len(f.partial)
+        max_order, labels = per_method.get((backend, f.worst_method), (len(f.partial), []))
         probes.append(
             probe_command(
                 path,
@@ -72,11 +74,7 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
         text = None
         if case is not None:
             method_partials = sorted(
-                {
-                    label_partial(lbl, inputs)
-                    for lbl in mine[mine["method"] == f.worst_method]["partial"].unique()
-                },
-                key=lambda p: (len(p), p),
+                {label_partial(lbl, inputs) for lbl in labels}, key=lambda p: (len(p), p)
             )
             text = snippet(
                 case,

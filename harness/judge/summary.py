@@ -8,7 +8,7 @@ import pandas as pd
 
 from harness.judge.compare import OUTCOMES
 
-__all__ = ["NOT_FAILURES", "format_summary", "ranked_failures", "worst_point"]
+__all__ = ["NOT_FAILURES", "compact", "format_summary", "ranked_failures", "worst_point"]
 
 KEYS = ["backend", "implementation", "method", "mode", "dtype", "order", "partial"]
 _SHORT = {
@@ -30,6 +30,23 @@ _SHORT = {
 #: platform's subnormal flush (reported apart), or a combination the framework cannot
 #: express.
 NOT_FAILURES = ("ok", "ref_unreliable", "flushed", "not_applicable")
+
+
+def compact(frame: pd.DataFrame, most: int = 4096) -> pd.DataFrame:
+    """``frame`` with its text columns of at most ``most`` distinct values as categoricals
+    (the same values): grouping a large errors table and selecting each group's rows then
+    moves small integer codes instead of strings (the softplus case's summary and
+    findings took half the time)."""
+    out = {}
+    for name in frame.columns:
+        col = frame[name]
+        if pd.api.types.is_string_dtype(col.dtype) and not isinstance(
+            col.dtype, pd.CategoricalDtype
+        ):
+            if col.nunique(dropna=False) <= most:
+                col = col.astype("category")
+        out[name] = col
+    return pd.DataFrame(out, index=frame.index)
 
 
 def ranked_failures(frame: pd.DataFrame) -> pd.DataFrame:
