@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from harness.backends.interface import NotApplicable
+from harness.registered import catalogue as registry
 
 __all__ = ["EvaluationStats", "Framework", "NotApplicable", "evaluate_case"]
 
@@ -97,8 +98,11 @@ class _Runner:
         """``{partial: array | None | _Failure | NotApplicable}`` for one implementation."""
         out: dict = {}
         todo = []
+        left_out = impl.registered and registry.mode_left_out(
+            impl.registered, self.fw.name, self.mode
+        )
         for p in partials:
-            reason = self.fw.applicable(self.method, self.mode, self.dtype, impl, p)
+            reason = left_out or self.fw.applicable(self.method, self.mode, self.dtype, impl, p)
             if reason:
                 out[p] = NotApplicable(reason)
                 self.fixed.setdefault(impl.name, {})[p] = None

@@ -12,7 +12,13 @@ import inspect
 import sys
 
 from harness.registered import seeds  # noqa: F401  (registers on import)
-from harness.registered.register import IMPLEMENTATIONS, PORTS, REFERENCES, Registered
+from harness.registered.register import (
+    IMPLEMENTATIONS,
+    PORT_MODES_LEFT_OUT,
+    PORTS,
+    REFERENCES,
+    Registered,
+)
 
 __all__ = [
     "Registered",
@@ -42,6 +48,12 @@ def get_port(name: str, backend: str):
     if backend == "tensorflow":
         return get(name).factory
     return PORTS.get((name, backend))
+
+
+def mode_left_out(name: str, backend: str, mode: str) -> str:
+    """Why registered implementation ``name``'s port to ``backend`` is not run in
+    ``mode`` ("" where it is)."""
+    return PORT_MODES_LEFT_OUT.get((name, backend), {}).get(mode, "")
 
 
 def ported_to(name: str) -> list[str]:

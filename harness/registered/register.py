@@ -26,6 +26,7 @@ from typing import Any
 __all__ = [
     "IMPLEMENTATIONS",
     "PORTS",
+    "PORT_MODES_LEFT_OUT",
     "REFERENCES",
     "Registered",
     "implementation",
@@ -47,6 +48,8 @@ IMPLEMENTATIONS: dict[str, Registered] = {}
 REFERENCES: dict[str, Registered] = {}
 #: Ports of registered implementations to other frameworks, by (name, back end).
 PORTS: dict[tuple[str, str], Callable[..., Any]] = {}
+#: (implementation, back end) -> {mode: why the port is not run in that mode}.
+PORT_MODES_LEFT_OUT: dict[tuple[str, str], dict[str, str]] = {}
 
 
 def implementation(name: str, inputs: tuple[str, ...], description: str) -> Callable:
@@ -61,9 +64,11 @@ def implementation(name: str, inputs: tuple[str, ...], description: str) -> Call
     return register
 
 
-def port(name: str, backend: str) -> Callable:
+def port(name: str, backend: str, not_in: dict[str, str] | None = None) -> Callable:
     """Register ``factory(framework, dtype) -> fn(**inputs)`` as implementation ``name``
-    (registered before) in ``backend`` (``jax`` or ``torch``)."""
+    (registered before) in ``backend`` (``jax`` or ``torch``). ``not_in``: the back end's
+    modes the port is not run in, each with the measured reason (its rows are
+    ``not_applicable`` with that reason)."""
 
     def register(factory: Callable) -> Callable:
         if name not in IMPLEMENTATIONS:
@@ -71,6 +76,7 @@ def port(name: str, backend: str) -> Callable:
         if (name, backend) in PORTS:
             raise ValueError(f"implementation {name!r} ported to {backend} twice")
         PORTS[name, backend] = factory
+        PORT_MODES_LEFT_OUT[name, backend] = dict(not_in or {})
         return factory
 
     return register
