@@ -121,9 +121,12 @@ print(len(out), "arrays")
 """
 
 
-def bare_script(case_path: str, setting: str, where: Path) -> tuple[Path, Path]:
-    """Write the bare script and its points for ``case_path`` in ``setting``."""
-    prep = prepare(case_path, load_config(None, {"setting": setting}))
+def bare_script(
+    case_path: str, setting: str, where: Path, selection: Selection | None = None, tag: str = ""
+) -> tuple[Path, Path]:
+    """Write the bare script and its points for ``case_path`` in ``setting`` (narrowed by
+    ``selection`` as ``harness evaluate --dtypes/--methods/--modes`` narrows it)."""
+    prep = prepare(case_path, load_config(None, {"setting": setting}), selection or Selection())
     s = prep.settings
     methods, modes, dtypes = prep.offered("tensorflow")
     names = list(prep.case.input_names)
@@ -156,9 +159,9 @@ def bare_script(case_path: str, setting: str, where: Path) -> tuple[Path, Path]:
         + build
         + _RUNNER
     )
-    path = where / f"bare_{prep.case.id}_{setting}.py"
+    path = where / f"bare_{prep.case.id}_{setting}{tag}.py"
     path.write_text(script)
-    npz = where / f"points_{prep.case.id}_{setting}.npz"
+    npz = where / f"points_{prep.case.id}_{setting}{tag}.npz"
     arrays = {f"{d}.{n}": prep.points[d][n].to_numpy(np.float64) for d in dtypes for n in names}
     np.savez(npz, **arrays)
     return path, npz

@@ -293,49 +293,50 @@ def evaluate_case(
             if not partials:
                 done += len(mode_list)
                 continue
-            runners = {}
-            method_frames = []
-            for mode in mode_list:
-                t0 = time.perf_counter()
-                runner = Runner(method, mode, dtype, xs, stats, case.label)
-                results = runner.run(fns, partials)
-                runners[mode] = runner
-                seconds = time.perf_counter() - t0
-                for impl, by_partial in results.items():
-                    for p in partials:
-                        method_frames.append(
-                            _rows(
-                                case,
-                                impl,
-                                method,
-                                mode,
-                                dtype,
-                                p,
-                                by_partial.get(p),
-                                pts["point"],
-                                seconds,
-                            )
-                        )
-                done += 1
-                if progress:
-                    progress(done, total)
-            frames += method_frames
-            if edges is not None:
-                t0 = time.perf_counter()
-                edges.after_method(
-                    method,
-                    dtype,
-                    pd.concat(method_frames, ignore_index=True),
-                    mode_list,
-                    lambda mode, inputs, runners=runners: runners[mode].evaluate_at(inputs),
-                    len(pts),
-                )
-                stats.bisect_seconds += time.perf_counter() - t0
-            # The xla mode has reused this method's graphs; nothing else will.
-            _GRAPHS.clear()
-            _release_forward_mode_cache()
+            # The compiled modes (the xla mode compiles the function mode's graphs), then
+            # the eager mode, each group evaluated, bisected and released before the next:
+            # a job holds one group's traced graphs and forward-mode helpers, not both.
+            for group in _mode_groups(mode_list):
+                runners = {}
+                group_frames = []
+                for mode in group:
+                    t0 = time.perf_counter()
+                    runner = Runner(method, mode, dtype, xs, stats, case.label)
+                    results = runner.run(fns, partials)
+                    runners[mode] = runner
+                    seconds = time.perf_counter() - t0
+                    group_frames += [
+                        _rows(case, impl, method, mode, dtype, p, got.get(p), pts.point, seconds)
+                        for impl, got in results.items()
+                        for p in partials
+                    ]
+                    done += 1
+                    if progress:
+                        progress(done, total)
+                frames += group_frames
+                if edges is not None:
+                    t0 = time.perf_counter()
+                    edges.after_method(
+                        method,
+                        dtype,
+                        pd.concat(group_frames, ignore_index=True),
+                        group,
+                        lambda mode, inputs, runners=runners: runners[mode].evaluate_at(inputs),
+                        len(pts),
+                    )
+                    stats.bisect_seconds += time.perf_counter() - t0
+                runners.clear()
+                _GRAPHS.clear()
+                _release_forward_mode_cache()
     stats.seconds = time.perf_counter() - started
     return pd.concat(frames, ignore_index=True), stats
+
+
+def _mode_groups(modes: Sequence[str]) -> list[list[str]]:
+    """The modes in the groups evaluated one after the other: the compiled ones
+    together (``xla`` compiles the graphs ``function`` traced), ``eager`` alone."""
+    compiled = [m for m in modes if m != "eager"]
+    return [g for g in (compiled, [m for m in modes if m == "eager"]) if g]
 
 
 def _rows(
