@@ -73,6 +73,14 @@ def test_round_mpf_rounds_once_not_twice():
         assert round_mpf(mpmath.mpf("1.5e-45"), FORMATS["float32"]) == 2.0**-149
         assert round_mpf(mpmath.mpf(2) ** -150, FORMATS["float32"]) == 0.0  # tie to even (0)
         assert round_mpf(mpmath.mpf(3) * mpmath.mpf(2) ** -150, FORMATS["float32"]) == 2.0**-148
+    # At mpmath's default 53 bits the value still has all its bits and rounds once
+    # (re-reading it at 53 bits would land on the tie).
+    with mpmath.workprec(200):
+        w = mpmath.mpf(1) + mpmath.mpf(2) ** -11 + mpmath.mpf(2) ** -60
+    with mpmath.workprec(53):
+        assert round_mpf(v, FORMATS["float32"]) == 1 + 2.0**-23
+        assert round_mpf(v, FORMATS["float16"]) == 1.0  # below float16's midpoint 1 + 2**-11
+        assert round_mpf(w, FORMATS["float16"]) == 1 + 2.0**-10
 
 
 NUMPY_TYPES = {**CASTS, "float64": np.float64}

@@ -166,3 +166,35 @@ def test_log_softmax_value_does_not_cancel_when_its_first_input_dominates():
     with mpmath.workdps(50):
         want = -mpmath.log1p(mpmath.exp(-200))
     assert mpmath.almosteq(got[0], want, rel_eps=mpmath.mpf(10) ** -45)
+
+
+NAN = None  # the derivative does not exist there
+
+
+@pytest.mark.parametrize(
+    ("text", "point", "want"),
+    [
+        # |x| y at x = 0: ∂/∂y = |x| = 0 and ∂²/∂y² = 0 exist; only what moves x is lost.
+        ("abs(x)*y", {"x": 0, "y": 2}, {"y": 0, "y,y": 0, "x": NAN, "x,y": NAN}),
+        ("maximum(x, 0) + y", {"x": 0, "y": 2}, {"": 2, "y": 1, "x": NAN, "x,y": NAN}),
+        # where at its switch point: no derivative where the branches' slopes differ,
+        # whichever branch the point itself takes (this one used to give f' = 1).
+        ("where(x < 0, -x, x)", {"x": 0}, {"": 0, "x": NAN, "x,x": NAN}),
+        ("where(x > 0, log(x), 0)", {"x": 0}, {"": 0, "x": NAN}),
+        # Branches that agree to first order: f' exists (2), f'' does not (2 against 0).
+        ("where(x < 1, x**2, 2*x - 1)", {"x": 1}, {"": 1, "x": 2, "x,x": NAN}),
+        # The switch does not move with x: ∂/∂x of the branch taken (x**3) exists.
+        ("where(y > 0, x**2, x**3)", {"x": 1, "y": 0}, {"x": 3, "x,x": 6, "y": 0, "x,y": NAN}),
+        # x**2.5 at 0: f = f' = f'' = 0, f''' = 1.875 x**-0.5 does not exist; asking for
+        # order 3 must not take the lower orders with it.
+        ("x**2.5", {"x": 0}, {"": 0, "x": 0, "x,x": 0, "x,x,x": NAN}),
+    ],
+)
+def test_switch_points_lose_only_the_partials_that_move_the_switch(text, point, want):
+    partials = [tuple(k.split(",")) if k else () for k in want]
+    got = derivs(text, point, partials)
+    for (label, expected), value in zip(want.items(), got):
+        if expected is NAN:
+            assert mpmath.isnan(value), (text, label, value)
+        else:
+            assert value == expected, (text, label, value)

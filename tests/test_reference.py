@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import subprocess
 import sys
 
 import mpmath
 import numpy as np
+import pandas as pd
+import pytest
 
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
 from harness.cases.points import generate, represent
-from harness.reference.table import compute_reference
+from harness.reference.table import cache_key, compute_reference
 from harness.reference.verify import ReferenceSettings, verify_point
 from harness.reference.verify import evaluator as _evaluator
+from harness.registered import register
 
 from .conftest import CASES
 
@@ -95,3 +99,106 @@ def test_a_closed_form_that_cancels_marks_only_its_own_partial():
     # (r is the double nearest 0.01, so t* differs from 100 ln 4 in the 17th digit)
     assert mpmath.almosteq(others[()].value, 100 * mpmath.log(4), rel_eps=1e-15)
     assert mpmath.almosteq(others[("y0",)].value, mpmath.mpf(-400), rel_eps=1e-15)
+
+
+def test_a_tie_in_a_dtype_is_rounded_once_from_the_cached_value(tmp_path):
+    # 3 * 2**-150 lies exactly halfway between float32's subnormals 2**-149 (bits 1) and
+    # 2**-148 (bits 2); ties go to the even one, 2**-148. Read back from a 60-digit
+    # decimal string the value fell just below the tie and rounded to 2**-149.
+    case = _with_reference(load_case(CASES / "softplus.yaml"), "x * 3 / 2**150")
+    case = dataclasses.replace(case, raw={**case.raw, "reference": {"expression": "x*3/2**150"}})
+    pts = represent(pd.DataFrame({"point": [0], "x": [1.0]}), case.input_names, "float32")
+    for attempt in ("computed", "cached"):
+        table, counts = compute_reference(case, {"float32": pts}, ReferenceSettings(), tmp_path)
+        assert counts[attempt] == 1
+        got = table[table.partial == ""]["reference_rounded"].to_numpy()
+        want = np.array([2], dtype=np.uint32).view(np.float32).astype(np.float64)
+        assert got.tobytes() == want.tobytes(), (attempt, got, want)
+
+
+def test_editing_a_function_body_does_not_reuse_cached_references(tmp_path):
+    # composition.yaml with its function written through foo (u**2): x**8; then foo's
+    # body edited to u**3: x**27. The reference cache must not hand back x**8.
+    text = (CASES / "composition.yaml").read_text()
+    assert "function: x**8\n" in text and "    expression: u**2\n" in text
+    text = text.replace("function: x**8\n", "function: foo(foo(foo(x)))\n")
+    (tmp_path / "a.yaml").write_text(text)
+    (tmp_path / "b.yaml").write_text(
+        text.replace("    expression: u**2\n", "    expression: u**3\n")
+    )
+    before, after = load_case(tmp_path / "a.yaml"), load_case(tmp_path / "b.yaml")
+    assert cache_key(before, ReferenceSettings()) != cache_key(after, ReferenceSettings())
+    frame = pd.DataFrame({"point": [0], "x": [2.0]})
+    pts = {"float64": represent(frame, before.input_names, "float64")}
+    old, _ = compute_reference(before, pts, ReferenceSettings(), tmp_path / "cache")
+    new, counts = compute_reference(after, pts, ReferenceSettings(), tmp_path / "cache")
+    assert counts["computed"] == 1 and counts["cached"] == 0
+    value = lambda t: t[t.order == 0]["reference_rounded"].tolist()  # noqa: E731
+    assert value(old) == [2.0**8] and value(new) == [2.0**27]
+
+
+def test_a_registered_reference_is_keyed_by_its_source(tmp_path, monkeypatch):
+    module = tmp_path / "reference_under_test.py"
+    module.write_text(
+        "from harness.registered.register import reference\n"
+        "@reference('reference_under_test', ('x',), 'a test reference')\n"
+        "def fn(point, partials, dps):\n"
+        "    return {p: point['x'] for p in partials}\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "reference_under_test", raising=False)
+    importlib.import_module("reference_under_test")
+    try:
+        base = load_case(CASES / "softplus.yaml")
+        case = dataclasses.replace(
+            base,
+            reference=dataclasses.replace(
+                base.reference, expression=None, registered="reference_under_test"
+            ),
+        )
+        first = cache_key(case, ReferenceSettings())
+        assert cache_key(case, ReferenceSettings()) == first
+        module.write_text(module.read_text().replace("point['x']", "2 * point['x']"))
+        assert cache_key(case, ReferenceSettings()) != first
+    finally:
+        del register.REFERENCES["reference_under_test"]
+        sys.modules.pop("reference_under_test", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "point", "partial", "truth"),
+    [
+        # tanh''(x) = -2 tanh(x) sech(x)^2; sigmoid'' = s(1 - s)(1 - 2s); softplus''' = sigmoid''
+        ("tanh(x)", "1e-150", ("x", "x"), lambda x: -2 * mpmath.tanh(x) / mpmath.cosh(x) ** 2),
+        ("tanh(x)", "-3e-300", ("x", "x"), lambda x: -2 * mpmath.tanh(x) / mpmath.cosh(x) ** 2),
+        (
+            "sigmoid(x)",
+            "1e-200",
+            ("x", "x"),
+            lambda x: (lambda s: s * (1 - s) * (1 - 2 * s))(1 / (1 + mpmath.exp(-x))),
+        ),
+        (
+            "softplus(x)",
+            "-1e-120",
+            ("x", "x", "x"),
+            lambda x: (lambda s: s * (1 - s) * (1 - 2 * s))(1 / (1 + mpmath.exp(-x))),
+        ),
+        (
+            "sigmoid(x)",
+            "2e-100",
+            ("x", "x", "x", "x"),
+            # the fourth derivative: d (1 - 2s)^3 - 8 d^2 (1 - 2s), d = s(1 - s)
+            lambda x: (lambda s, d: d * (1 - 2 * s) ** 3 - 8 * d**2 * (1 - 2 * s))(
+                1 / (1 + mpmath.exp(-x)), mpmath.exp(-x) / (1 + mpmath.exp(-x)) ** 2
+            ),
+        ),
+    ],
+)
+def test_sigmoid_family_near_zero_is_not_a_verified_zero(text, point, partial, truth):
+    case = _with_reference(load_case(CASES / "softplus.yaml"), text)
+    x = float(point)
+    got = verify_point(_evaluator(case), {"x": x}, [partial], ReferenceSettings())[partial]
+    with mpmath.workdps(1000):  # the textbook formula, far above the cancellation
+        want = truth(mpmath.mpf(x))
+    assert want != 0 and got.value is not None
+    assert abs(got.value - want) <= abs(want) * mpmath.mpf(10) ** -25, (got.value, want)

@@ -94,16 +94,25 @@ def round_mpf(value: mpmath.mpf, fmt: Format) -> float:
 
     Subnormal results use the format's subnormal quantum; a value at or beyond the
     overflow threshold becomes ±inf; an underflowing one becomes ±0.0 with its sign.
-    NaN stays NaN.
+    NaN stays NaN. An mpf is read as it is, all its bits (``mpmath.mpf(value)`` would
+    round it first at the ambient precision, 53 bits by default: a double rounding); an
+    int or a float is exact; anything else (a decimal string) is read at the ambient
+    precision.
     """
-    value = mpmath.mpf(value)
-    sign, man, exp, bc = value._mpf_
+    if isinstance(value, mpmath.mpf):
+        parts = value._mpf_
+    elif isinstance(value, int):
+        parts = mpmath.libmp.from_int(value)
+    elif isinstance(value, float):
+        parts = mpmath.libmp.from_float(value)
+    else:
+        parts = mpmath.mpf(value)._mpf_
+    sign, man, exp, bc = parts
     if not man:
         if exp == 0 and bc == 0:  # mpmath's zero (fzero or fnzero)
             return -0.0 if sign else 0.0
         # Special values: mpmath encodes inf/-inf/nan with man == 0 and exp in (-456, -789, ...).
-        f = float(value)
-        return f
+        return float(mpmath.mp.make_mpf(parts))
     top = exp + bc - 1  # exponent of the leading bit
     quantum = max(top, fmt.emin) - (fmt.precision - 1)
     if exp >= quantum:

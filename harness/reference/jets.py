@@ -11,7 +11,9 @@ coefficients ``f^(k)(u0)/k!`` are computed without cancellation where a formula 
 
 - ``sigmoid``, ``softplus``, ``tanh``: derivatives of ``σ`` are polynomials in
   ``σ(x)`` and ``σ(-x)``, both computed directly, so ``σ'(1000) = σ(1000)σ(-1000)``
-  ≈ 5e-435 comes out right where ``1 - σ(1000)`` would cancel to 0;
+  ≈ 5e-435 comes out right where ``1 - σ(1000)`` would cancel to 0; for ``|x| < 1``
+  polynomials in ``σ(x) - 1/2 = tanh(x/2)/2``, whose terms do not cancel near 0
+  (``tanh''(1e-150) = -2e-150``, where the σ, σ(-x) terms cancel exactly);
   ``tanh^(k)(x) = 2^(k+1) σ^(k)(2x)`` and ``softplus^(k) = σ^(k-1)``;
 - ``tan``: derivative polynomials in ``tan x`` with non-negative coefficients and one
   parity per order, so no term cancels another;
@@ -24,8 +26,11 @@ two precisions alone is fooled by a *total* cancellation, which gives the same e
 0 at both. (Not tracked: cancellation inside a product's coefficient sums and an
 ill-conditioned kernel argument such as ``log`` of a value absorbed to exactly 1.)
 
-Non-differentiable points (``abs`` at 0, ``maximum`` at a tie with different slopes)
-give NaN derivatives; the reference marks them unreliable.
+Non-differentiable points (``abs`` at 0, ``maximum`` at a tie with different slopes,
+``where`` where its condition's sides meet and the branches differ) give NaN for the
+partials that do not exist there, and only those (``|x|·y`` at x = 0 keeps ``∂/∂y``); a
+derivative a kernel lacks (``x**2.5`` has none of order 3 at 0) reaches only the orders
+from it on. The reference marks them unreliable.
 """
 
 from __future__ import annotations
@@ -93,6 +98,14 @@ class JetSpace:
                     table[k].append((i, j))
         self.table = tuple(tuple(t) for t in table)
         self.size = len(idx)
+        # The variables of each coefficient, and per set of variables the (non-value)
+        # coefficients that involve only those: a function's jet along their subspace.
+        self.support = tuple(frozenset(i for i, e in enumerate(a) if e) for a in idx)
+        self.degree = tuple(sum(a) for a in idx)
+        self.along = {
+            s: tuple(k for k in range(1, self.size) if self.support[k] <= s)
+            for s in set(self.support)
+        }
 
     def constant(self, value) -> Jet:
         return Jet(self, [value] + [_mp.zero] * (self.size - 1))
@@ -193,19 +206,41 @@ def _nan_derivatives(j: Jet) -> Jet:
     return Jet(j.space, [j.c[0]] + [_mp.nan] * (j.space.size - 1))
 
 
+def _switch(chosen: Jet, other: Jet, steady: frozenset[int] = frozenset()) -> Jet:
+    """The jet at a switch point: the function is ``chosen`` here and ``other`` arbitrarily
+    near (``abs`` and ``maximum`` at a kink, ``where`` where its condition's sides meet).
+
+    ``∂^α`` is taken along the variables of ``α``, so it exists (and is ``chosen``'s)
+    where the two pieces agree on every coefficient along those variables up to the order
+    of ``α`` (they are then the same function to that order there: x**2 and 2x - 1 at 1
+    share f' = 2, not f''), or where no variable of ``α`` can move the switch (it lies
+    outside the condition: ``steady``, variable positions). Elsewhere it does not exist:
+    NaN, for those ``α`` only (``|x|·y`` at x = 0 keeps ``∂/∂y``).
+    """
+    space = chosen.space
+    out = [chosen.c[0]]
+    for k in range(1, space.size):
+        support, order = space.support[k], space.degree[k]
+        if support <= steady or all(
+            chosen.c[j] == other.c[j] for j in space.along[support] if space.degree[j] <= order
+        ):
+            out.append(chosen.c[k])
+        else:
+            out.append(_mp.nan)
+    return Jet(space, out)
+
+
 def _abs(u: Jet) -> Jet:
     if u.value > 0:
         return u
     if u.value < 0:
         return -u
-    return Jet(u.space, [_mp.zero] + list(u.c[1:])) if u.is_constant() else _nan_derivatives(u)
+    return _switch(u, -u)
 
 
 def _extremum(a: Jet, b: Jet, larger: bool) -> Jet:
     if a.value == b.value:
-        if all(x == y for x, y in zip(a.c, b.c)):
-            return a
-        return _nan_derivatives(a)  # a kink: no derivative exists here
+        return _switch(a, b)  # a kink unless the two agree along α's variables
     return a if (a.value > b.value) == larger else b
 
 
@@ -356,8 +391,15 @@ def evaluate(node: ex.Node, point: Mapping[str, object], space: JetSpace) -> Jet
             u = go(n.args[0])
             return u.compose(_UNARY[n.func](u.value, space.total))
         if isinstance(n, ex.Where):
-            cond = _COMPARE[n.cond.op](go(n.cond.left).value, go(n.cond.right).value)
-            return go(n.then) if cond else go(n.otherwise)
+            left, right = go(n.cond.left).value, go(n.cond.right).value
+            cond = _COMPARE[n.cond.op](left, right)
+            chosen, other = (n.then, n.otherwise) if cond else (n.otherwise, n.then)
+            if left != right:
+                return go(chosen)
+            # The condition's sides meet: the other branch holds arbitrarily near.
+            moving = ex.names_in(n.cond.left) | ex.names_in(n.cond.right)
+            steady = frozenset(i for i, v in enumerate(space.names) if v not in moving)
+            return _switch(go(chosen), go(other), steady)
         raise TypeError(f"cannot evaluate {n!r}")
 
     return go(node)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from functools import cache
 
 import mpmath
@@ -157,8 +158,44 @@ def _sigmoid_polynomials(n: int) -> tuple[dict[tuple[int, int], int], ...]:
     return tuple(polys)
 
 
+@cache
+def _centred_polynomials(n: int) -> tuple[tuple[Fraction, ...], ...]:
+    """σ^(k) as a polynomial in s = σ - 1/2 (coefficients of s^0, s^1, ...): σ = 1/2 + s,
+    and ds/dx = σ' = 1/4 - s², so P_(k+1) = P_k' · (1/4 - s²)."""
+    polys = [(Fraction(1, 2), Fraction(1))]
+    for _ in range(n):
+        p = polys[-1]
+        slope = [d * p[d] for d in range(1, len(p))]  # P_k'
+        nxt = [Fraction(0)] * (len(slope) + 2)
+        for d, c in enumerate(slope):
+            nxt[d] += c / 4
+            nxt[d + 2] -= c
+        polys.append(tuple(nxt))
+    return tuple(polys)
+
+
 def _sigmoid_derivatives(x, n):
-    """[σ(x), σ'(x), ..., σ^(n)(x)] without forming 1 - σ."""
+    """[σ(x), σ'(x), ..., σ^(n)(x)] without forming 1 - σ.
+
+    For |x| >= 1, polynomials in σ and σ̄ = σ(-x) (both computed directly, so the tiny one
+    keeps its digits at large |x|). For |x| < 1, polynomials in s = σ - 1/2 = tanh(x/2)/2:
+    there the σ, σ̄ terms all sit near powers of 1/2 and cancel (σ''(1e-150) would come
+    out exactly 0 at any working precision, truth -2.5e-151), while each term of the
+    polynomial in s carries its own power of s and its leading term dominates.
+    """
+    if abs(x) < 1:
+        s = _mp.tanh(x / 2) / 2
+        powers = [_mp.one]
+        out = []
+        for poly in _centred_polynomials(n):
+            while len(powers) < len(poly):
+                powers.append(powers[-1] * s)
+            total = _mp.zero
+            for d, c in enumerate(poly):
+                if c:
+                    total += _mp.mpf(c.numerator) / c.denominator * powers[d]
+            out.append(total)
+        return out
     s = 1 / (1 + _mp.exp(-x))
     sb = 1 / (1 + _mp.exp(x))
     out = []

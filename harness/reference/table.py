@@ -12,6 +12,7 @@ seen. No TensorFlow here.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -32,17 +33,22 @@ from harness.reference.verify import (
     evaluator,
     verify_point,
 )
+from harness.registered import catalogue as registry
 from harness.results import ResultsError, read_table, write_table
 
 __all__ = ["ReferenceStore", "cache_key", "compute_reference", "reference_rows"]
 
 
 def cache_key(case: Case, settings: ReferenceSettings) -> str:
-    """What a cached value depends on besides its point and partial."""
+    """What a cached value depends on besides its point and partial: the case's function,
+    reference and ``functions:`` bodies, the source of a registered reference's module,
+    the precision settings and the reference arithmetic's version."""
     blob = json.dumps(
         {
             "function": case.raw.get("function"),
             "reference": case.raw.get("reference"),
+            "functions": case.raw.get("functions"),
+            "registered": _registered_source(case),
             "inputs": list(case.input_names),
             "precision": settings.precision,
             "verify": settings.verify_digits,
@@ -52,6 +58,16 @@ def cache_key(case: Case, settings: ReferenceSettings) -> str:
         sort_keys=True,
     ).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _registered_source(case: Case) -> str | None:
+    """A digest of the source file that defines the case's registered reference."""
+    name = case.reference.registered
+    if not name:
+        return None
+    factory = registry.get_reference(name).factory
+    source = Path(inspect.getsourcefile(factory)).read_bytes()
+    return hashlib.sha256(source).hexdigest()
 
 
 class ReferenceStore:
@@ -119,8 +135,7 @@ class ReferenceStore:
             return None
         hit = self._parsed.get(text)
         if hit is None:
-            with mpmath.workdps(_KEEP_DIGITS + 5):
-                hit = self._parsed[text] = mpmath.mpf(text)
+            hit = self._parsed[text] = decode_value(text)
         return hit
 
     def rounded(self, key: tuple[float, ...], partial: Partial, fmt) -> tuple:
@@ -134,7 +149,7 @@ class ReferenceStore:
             if value is None:
                 hit = (False, math.nan, 0, math.nan, "")
             else:
-                with mpmath.workdps(_KEEP_DIGITS + 5):
+                with mpmath.workprec(KEEP_BITS + 8):
                     man, exp = mpmath.frexp(value)
                     hit = (
                         True,
@@ -252,18 +267,42 @@ def reference_rows(
     return table
 
 
-# Cached values keep the full verified digits as a decimal string with enough digits to
-# round-trip the verified value's meaningful part; rounding to a dtype reads it back at
-# high precision, then rounds once.
-_KEEP_DIGITS = 60
+# Cached values keep the verified value in binary, cut to KEEP_BITS by rounding to odd
+# (the last kept bit is set when any dropped bit was): rounding that once more to any
+# format of at most KEEP_BITS - 2 bits gives what rounding the full value directly
+# gives, ties included (a decimal string would be a second rounding: 3·2^-150, a tie in
+# float32, came back below it and rounded to 2^-149 instead of 2^-148).
+KEEP_BITS = 192
+
+
+def encode_value(value) -> str:
+    """An mpf as exact text: ``[-]0x<mantissa>p<exponent>``, ``0``, ``inf``, ``-inf``,
+    ``nan``; a mantissa over :data:`KEEP_BITS` bits is rounded to odd."""
+    sign, man, exp, bc = value._mpf_
+    if not man:
+        return "0" if exp == 0 and bc == 0 else mpmath.nstr(value)
+    if bc > KEEP_BITS:
+        cut = bc - KEEP_BITS
+        kept = man >> cut
+        if man & ((1 << cut) - 1):
+            kept |= 1
+        man, exp = kept, exp + cut
+    return f"{'-' if sign else ''}{man:#x}p{exp}"
+
+
+def decode_value(text: str):
+    """The mpf :func:`encode_value` wrote, exactly (no rounding at the ambient precision)."""
+    if "p" not in text:
+        return mpmath.mpf(text)  # 0, inf, -inf, nan
+    mantissa, exponent = text.split("p")
+    man = int(mantissa, 16)
+    return mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(man, int(exponent)))
 
 
 def _encode(v: Verified) -> tuple[str, float, int, str]:
     if v.value is None:
         return ("", float(v.digits), int(v.precision), v.message)
-    with mpmath.workdps(_KEEP_DIGITS + 5):
-        text = mpmath.nstr(v.value, _KEEP_DIGITS, strip_zeros=False, min_fixed=1, max_fixed=0)
-    return (text, float(min(v.digits, 1e6)), int(v.precision), v.message)
+    return (encode_value(v.value), float(min(v.digits, 1e6)), int(v.precision), v.message)
 
 
 def _cache_path(cache_dir: Path, case: Case, settings: ReferenceSettings) -> Path:
