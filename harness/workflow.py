@@ -54,6 +54,7 @@ _COMMON = (
     "cases/published_schema.py",
     "cases/schema.py",
     "cases/expressions.py",
+    "cases/magnitude.py",
     "cases/yaml_lines.py",
     "registered/__init__.py",
     "registered/catalogue.py",

@@ -6,10 +6,13 @@ import dataclasses
 import importlib
 import subprocess
 import sys
+import time
 
 import mpmath
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from harness.cases import expressions as ex
@@ -202,3 +205,58 @@ def test_sigmoid_family_near_zero_is_not_a_verified_zero(text, point, partial, t
         want = truth(mpmath.mpf(x))
     assert want != 0 and got.value is not None
     assert abs(got.value - want) <= abs(want) * mpmath.mpf(10) ** -25, (got.value, want)
+
+
+def test_nested_exponentials_end_as_unreliable_not_as_a_hang():
+    # exp(exp(exp(exp(3)))): the innermost three give e**(4.8e8); one more needs a number
+    # with about 7e8 binary digits in its exponent. The kernel refuses it at once.
+    case = _with_reference(load_case(CASES / "softplus.yaml"), "exp(exp(exp(exp(x))))")
+    started = time.process_time()
+    got = verify_point(_evaluator(case), {"x": 3.0}, case.partials, ReferenceSettings())
+    assert time.process_time() - started < 10
+    assert all(v.value is None for v in got.values())
+    assert "exp of a number beyond 2**65536" in got[()].message
+    # One exponential fewer is e**(4.8e8): evaluated, far beyond every dtype (inf there).
+    case = _with_reference(load_case(CASES / "softplus.yaml"), "exp(exp(exp(x)))")
+    value = verify_point(_evaluator(case), {"x": 3.0}, [()], ReferenceSettings())[()].value
+    with mpmath.workdps(60):
+        assert value is not None
+        assert mpmath.almosteq(mpmath.log(value), mpmath.exp(mpmath.exp(3)), rel_eps=1e-25)
+
+
+def test_a_point_past_its_time_budget_is_unreliable_with_the_reason():
+    # Naive softplus'' at x = 1000 needs 800+ digits (see above); with no time to spare
+    # the partials not yet verified are given up after the first precision.
+    case = _with_reference(load_case(CASES / "softplus.yaml"), "log(1 + exp(x))")
+    got = verify_point(
+        _evaluator(case), {"x": 1000.0}, case.partials, ReferenceSettings(), budget_seconds=0.0
+    )
+    second = got[("x", "x")]
+    assert second.value is None and "budget of 0 CPU seconds per point ran out" in second.message
+
+
+def test_a_damaged_reference_cache_is_discarded_recomputed_and_said(tmp_path, capsys):
+    case = load_case(CASES / "ratio.yaml")
+    per = {"float64": represent(generate(case, max_points=6), case.input_names, "float64")}
+    table, counts = compute_reference(case, per, ReferenceSettings(), tmp_path)
+    [path] = tmp_path.glob("*.parquet")
+    whole = pq.read_table(path)
+    capsys.readouterr()
+    # A truncated file: unreadable as a whole; recomputed, said once, rewritten.
+    path.write_bytes(path.read_bytes()[:100])
+    again, counts2 = compute_reference(case, per, ReferenceSettings(), tmp_path)
+    err = capsys.readouterr().err
+    assert f"reference cache {path}: unreadable" in err and "discarded" in err
+    assert counts2["computed"] == counts["computed"] > 0 and again.equals(table)
+    _, counts3 = compute_reference(case, per, ReferenceSettings(), tmp_path)
+    assert counts3["computed"] == 0 and capsys.readouterr().err == ""
+    # One entry whose value does not decode (the harness's own metadata kept): that
+    # point alone is recomputed.
+    values = whole.column("value").to_pylist()
+    first = next(i for i, v in enumerate(values) if v)
+    values[first] = "0xzzp1"
+    column = whole.schema.get_field_index("value")
+    pq.write_table(whole.set_column(column, "value", pa.array(values)), path)
+    again, counts4 = compute_reference(case, per, ReferenceSettings(), tmp_path)
+    assert "1 entry that does not decode; discarded" in capsys.readouterr().err
+    assert counts4["computed"] == 1 and again.equals(table)

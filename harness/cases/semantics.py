@@ -7,11 +7,19 @@ import math
 from typing import Any
 
 from harness.cases import expressions as ex
+from harness.cases import magnitude
 from harness.cases.common import INPUT_KINDS, RESERVED, declared_inputs
 from harness.cases.model import Case, CaseFunction, InputSpec, Narrowing, Partial
 from harness.cases.schema import MAX_ORDER
 
 __all__ = ["SemanticChecks"]
+
+
+#: The keys whose expressions the mpmath reference evaluates (a function body may be
+#: called from the case's function): their constants must stay within its range. An
+#: implementation's expression runs in the frameworks only, where a huge constant is
+#: simply inf.
+_REFERENCE_KEYS = ("function", "reference", "functions")
 
 
 class SemanticChecks:
@@ -63,7 +71,10 @@ class SemanticChecks:
         if names is None or not self.ok(*path) or text is None:
             return None
         try:
-            return ex.parse(text, names, self.arity)
+            node = ex.parse(text, names, self.arity)
+            if path[0] in _REFERENCE_KEYS:
+                magnitude.check(node)
+            return node
         except ex.ExpressionError as exc:
             self.add(path, f"{exc} in {text!r}")
             return None

@@ -22,8 +22,25 @@ def _fact(k: int):
     return _mp.mpf(math.factorial(k))
 
 
+#: Binary digits of the largest argument an exponential may take: e**(2**65536) is beyond
+#: every float format by far and still cheap; a larger argument only comes from nested
+#: exponentials (exp(exp(exp(exp(3))))), whose evaluation would need ln 2 to as many bits
+#: as the argument's magnitude and never finish.
+_MAX_EXP_ARGUMENT_BITS = 2**16
+
+
+def _exponent_guard(x, name: str) -> None:
+    sign, man, exp_, bc = x._mpf_
+    if man and exp_ + bc > _MAX_EXP_ARGUMENT_BITS:
+        raise OverflowError(
+            f"{name} of a number beyond 2**{_MAX_EXP_ARGUMENT_BITS} in magnitude "
+            f"(2**{exp_ + bc}): beyond the reference's exponent range (and every float format's)"
+        )
+
+
 def exp(x, n):
     """Coefficients of ``exp`` at ``x``, orders 0..n."""
+    _exponent_guard(x, "exp")
     e = _mp.exp(x)
     return [e / _fact(k) for k in range(n + 1)]
 
@@ -111,11 +128,13 @@ def _cos(x, n):
 
 
 def _sinh(x, n):
+    _exponent_guard(x, "sinh")
     s, c = _mp.sinh(x), _mp.cosh(x)
     return [(s if k % 2 == 0 else c) / _fact(k) for k in range(n + 1)]
 
 
 def _cosh(x, n):
+    _exponent_guard(x, "cosh")
     s, c = _mp.sinh(x), _mp.cosh(x)
     return [(c if k % 2 == 0 else s) / _fact(k) for k in range(n + 1)]
 
@@ -183,6 +202,7 @@ def _sigmoid_derivatives(x, n):
     out exactly 0 at any working precision, truth -2.5e-151), while each term of the
     polynomial in s carries its own power of s and its leading term dominates.
     """
+    _exponent_guard(x, "the sigmoid family")
     if abs(x) < 1:
         s = _mp.tanh(x / 2) / 2
         powers = [_mp.one]
@@ -210,6 +230,7 @@ def _sigmoid(x, n):
 
 
 def _softplus(x, n):
+    _exponent_guard(x, "softplus")
     value = x + _mp.log1p(_mp.exp(-x)) if x > 0 else _mp.log1p(_mp.exp(x))
     d = _sigmoid_derivatives(x, max(n - 1, 0))
     return [value] + [d[k - 1] / _fact(k) for k in range(1, n + 1)]

@@ -15,6 +15,7 @@ import hashlib
 import inspect
 import json
 import math
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -326,23 +327,40 @@ def _load_cache(cache_dir: Path | None, case: Case, settings: ReferenceSettings)
 
 
 def _read_cache(path: Path, case: Case) -> dict:
+    """The entries of one cache file. A file that cannot be read, or an entry whose value
+    does not decode, is discarded and said on stderr: it is recomputed, and the file
+    rewritten when the store saves (never trusted, never a traceback on every run)."""
     if not path.exists():
         return {}
     try:
         frame = read_table(path)
-    except ResultsError:
-        return {}  # a damaged cache is recomputed (and rewritten), never trusted
-    names = list(case.input_names)
+        names = list(case.input_names)
+        records = frame[[*names, "partial", "value", "digits", "precision", "message"]]
+    except (ResultsError, KeyError) as exc:
+        _discarded(path, f"unreadable: {exc}")
+        return {}
     out: dict = {}
-    for rec in frame.to_dict("records"):
-        key = tuple(float(rec[n]) for n in names)
-        out.setdefault(key, {})[rec["partial"]] = (
-            rec["value"],
-            float(rec["digits"]),
-            int(rec["precision"]),
-            rec["message"],
-        )
+    bad = 0
+    for rec in records.to_dict("records"):
+        try:
+            if rec["value"]:
+                decode_value(rec["value"])
+            entry = (rec["value"], float(rec["digits"]), int(rec["precision"]), rec["message"])
+            key = tuple(float(rec[n]) for n in names)
+        except (TypeError, ValueError):
+            bad += 1
+            continue
+        out.setdefault(key, {})[rec["partial"]] = entry
+    if bad:
+        _discarded(path, f"{bad} {'entry that does' if bad == 1 else 'entries that do'} not decode")
     return out
+
+
+def _discarded(path: Path, reason: str) -> None:
+    print(
+        f"harness: reference cache {path}: {reason}; discarded, the values are recomputed",
+        file=sys.stderr,
+    )
 
 
 def _save_cache(path: Path, case: Case, settings: ReferenceSettings, cache: dict) -> None:
