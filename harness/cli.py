@@ -254,9 +254,16 @@ def _cmd_reference(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     table, meta = reference_stage(prep, args.results, not args.no_cache, Progress())
     counts = meta["reference_counts"]
+    certified = (
+        f", {counts['certified']} certified by Arb balls of {counts['rows'] - counts['undefined']}"
+        " with a value"
+        if "certified" in counts
+        else ""
+    )
     print(
         f"{prep.case.id}: {len(table)} reference values ({int(table['reliable'].sum())} "
-        f"verified); {counts['computed']} points computed, {counts['cached']} from cache"
+        f"verified{certified}); {counts['computed']} points computed, {counts['cached']} "
+        "from cache"
     )
     return 0
 

@@ -75,7 +75,14 @@ def test_reference_table_rounds_directly_and_caches(tmp_path):
         len(s.replace("-", "").replace(".", "").split("e")[0]) >= 25 for s in long_ones
     )
     again, counts2 = compute_reference(case, per, ReferenceSettings(), tmp_path)
-    assert counts2 == {"computed": 0, "cached": counts["computed"], "stencil_points": 0}
+    assert counts2 == {
+        "computed": 0,
+        "cached": counts["computed"],
+        "stencil_points": 0,
+        "rows": len(table),
+        "certified": counts["certified"],
+        "undefined": counts["undefined"],
+    }
     assert again.equals(table)
 
 

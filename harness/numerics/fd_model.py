@@ -95,6 +95,9 @@ def finite_difference_model(case, points: Mapping[str, pd.DataFrame], store) -> 
             )
     if plans:
         store.ensure(list(at_points), list(needed))
+        # Balls decide what two precisions cannot (an exact 0 whose jet cancels takes the
+        # jet's other partials down with it in mpmath; a ball keeps them).
+        store.certify(list(at_points), list(needed))
         store.ensure(list(at_stencils), [()])
     for dtype, p, steps, weights, keys, here, todo in plans:
         fmt = FORMATS[dtype]

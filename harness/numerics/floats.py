@@ -114,6 +114,10 @@ def round_mpf(value: mpmath.mpf, fmt: Format) -> float:
         # Special values: mpmath encodes inf/-inf/nan with man == 0 and exp in (-456, -789, ...).
         return float(mpmath.mp.make_mpf(parts))
     top = exp + bc - 1  # exponent of the leading bit
+    if top < fmt.emin - fmt.precision:
+        # Below half the smallest subnormal (2**-1075 for float64): 0 with the sign, at
+        # once (e**-3e38 would need a shift by 4e38 bits).
+        return -0.0 if sign else 0.0
     quantum = max(top, fmt.emin) - (fmt.precision - 1)
     if exp >= quantum:
         q, qexp = man, exp

@@ -19,15 +19,19 @@ import numpy as np
 import pandas as pd
 
 from harness.cases.model import Case
+from harness.reference.certify import Ball
 from harness.reference.verify import REFERENCE_VERSION, ReferenceSettings, Verified
 from harness.registered import catalogue as registry
 from harness.results import ResultsError, read_table, write_table
 
 __all__ = [
+    "BALL_SUFFIX",
     "KEEP_BITS",
     "cache_key",
     "cache_path",
+    "decode_ball",
     "decode_value",
+    "encode_ball",
     "encode_value",
     "encode_verified",
     "load_cache",
@@ -145,7 +149,8 @@ def read_cache(path: Path, case: Case) -> dict:
     for rec in records.to_dict("records"):
         try:
             if rec["value"]:
-                decode_value(rec["value"])
+                for part in rec["value"].split("|"):
+                    decode_value(part)
             entry = (rec["value"], float(rec["digits"]), int(rec["precision"]), rec["message"])
             key = tuple(float(rec[n]) for n in names)
         except (TypeError, ValueError):
@@ -187,3 +192,36 @@ def save_cache(path: Path, case: Case, settings: ReferenceSettings, cache: dict)
         path,
         {"kind": "reference-cache", "case": case.id, "key": cache_key(case, settings)},
     )
+
+
+#: A ball is cached beside its partial's verified value, under the label with this suffix.
+BALL_SUFFIX = "@arb"
+
+
+def _encode_bound(value, up: bool) -> str:
+    """An exact bound, cut to KEEP_BITS by rounding outward (never into the ball)."""
+    sign, man, exp, bc = value._mpf_
+    if man and bc > KEEP_BITS:
+        cut = bc - KEEP_BITS
+        kept = man >> cut
+        if man & ((1 << cut) - 1) and up != bool(sign):
+            kept += 1  # away from zero: up for a positive upper bound, a negative lower one
+        value = mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(-kept if sign else kept, exp + cut))
+    return encode_value(value)
+
+
+def encode_ball(ball: Ball) -> tuple[str, float, int, str]:
+    """A ball as a cache entry: ``lower|upper`` (bounds rounded outward), its bits, the
+    reason where there is none."""
+    if ball.lower is None:
+        return ("", 0.0, int(ball.bits), ball.reason)
+    text = f"{_encode_bound(ball.lower, False)}|{_encode_bound(ball.upper, True)}"
+    return (text, 0.0, int(ball.bits), ball.reason)
+
+
+def decode_ball(entry: tuple) -> Ball:
+    text, _, bits, reason = entry
+    if not text:
+        return Ball(None, None, int(bits), reason)
+    lower, upper = text.split("|")
+    return Ball(decode_value(lower), decode_value(upper), int(bits), reason)

@@ -130,6 +130,7 @@ def index_page(
         + cell(f"{totals['ref_unreliable']:,}", "unreliable references")
         + cell(summary.case.nunique(), "cases")
         + cell(f"{judged:,}", f"values judged, {100 * totals['ok'] / max(judged, 1):.1f}% ok")
+        + cell(_share(case_meta), "reference values certified by Arb balls")
         + cell(len(broken_cases), "case files that do not validate")
         + "</tr></table>"
     )
@@ -161,7 +162,8 @@ def index_page(
     prov_rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in prov.items())
     cases = "".join(
         f'<li><a href="{e(c)}.html">{e(c)}</a> <span class="muted">'
-        f"{e(case_meta.get(c, {}).get('title', ''))}</span>"
+        f"{e(case_meta.get(c, {}).get('title', ''))}"
+        f"{e(_case_share(case_meta.get(c, {})))}</span>"
         + (' <b class="mark">stale results</b>' if c in stale else "")
         + "</li>"
         for c in sorted(summary.case.unique())
@@ -204,6 +206,19 @@ def index_page(
     return page("harness report", body)
 
 
+def _share(case_meta: dict) -> str:
+    pairs = [m["certified"] for m in case_meta.values() if m.get("certified")]
+    certified, rows = sum(c for c, _ in pairs), sum(r for _, r in pairs)
+    return f"{100 * certified / rows:.1f}% ({certified:,} of {rows:,})" if rows else "none"
+
+
+def _case_share(meta: dict) -> str:
+    pair = meta.get("certified")
+    if not pair:
+        return "; reference verified by its own method (not certified)"
+    return f"; reference {100 * pair[0] / max(pair[1], 1):.1f}% certified by Arb"
+
+
 def render_index(
     results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
 ) -> Path:
@@ -229,6 +244,7 @@ def render_index(
             "title": case.title if case else "",
             "stale": bool(case and recorded.get("case_hash") != case.content_hash),
             "flush": recorded.get("flush"),
+            "certified": _certified(results / case_id / "reference.timings.parquet"),
         }
     found = results / "findings.parquet"
     if found.exists():
@@ -239,3 +255,15 @@ def render_index(
     index = reports / "index.html"
     atomic_write_text(index, index_page(summary, meta, case_meta, broken, findings))
     return index
+
+
+def _certified(path: Path) -> tuple[int, int] | None:
+    """``(certified, rows with a value)`` of a case's reference table, from its timings (``None``: an
+    experiment's reference, or a table from before Arb)."""
+    if not path.exists():
+        return None
+    row = read_table(path).iloc[0]
+    if "certified" not in row or pd.isna(row["certified"]):
+        return None
+    # Rows where the ball proves no value exists (0/0, a kink) have nothing to certify.
+    return int(row["certified"]), int(row["rows"]) - int(row.get("undefined", 0) or 0)

@@ -1,0 +1,168 @@
+"""The certified reference: Arb balls beside mpmath (issue 14).
+
+Expected values come from exact arithmetic (rationals, powers of two, bit patterns) or
+from the textbook formula at far higher precision, never from the code under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import mpmath
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.cases import expressions as ex
+from harness.cases.load import load_case
+from harness.cases.points import generate, represent
+from harness.reference.certify import certify_point, decides
+from harness.reference.table import compute_reference
+from harness.reference.verify import ReferenceSettings, evaluator, verify_point
+
+from .conftest import CASES
+
+
+def _with_reference(case, text):
+    node = ex.parse(text, set(case.input_names))
+    reference = dataclasses.replace(case.reference, expression=node, derivatives={})
+    raw = {**case.raw, "reference": {"expression": text}}
+    return dataclasses.replace(case, reference=reference, raw=raw)
+
+
+def _table(case, rows: dict[str, list[float]], dtypes=("float64",), tmp_path=None):
+    frame = pd.DataFrame({"point": range(len(next(iter(rows.values())))), **rows})
+    per = {d: represent(frame, case.input_names, d) for d in dtypes}
+    table, counts = compute_reference(case, per, ReferenceSettings(), tmp_path)
+    return table, counts
+
+
+def test_the_absorbed_argument_hole_is_closed():
+    # 1 + log(1 + exp(-x)) * exp(x) at x = 1000: 1 + exp(-1000) is exactly 1 at 50 and at
+    # 100 digits, so mpmath "verifies" 1 + 0 = 1. The truth is 1 + e^1000 log1p(e^-1000)
+    # = 2 - e^-1000/2 + ..., which is 2.0 in float64. The row is either certified at 2.0
+    # or unreliable; never a verified 1.
+    case = _with_reference(load_case(CASES / "softplus.yaml"), "1 + log(1 + exp(-x)) * exp(x)")
+    table, _ = _table(case, {"x": [1000.0]})
+    row = table[table.partial == ""].iloc[0]
+    assert not (row.reliable and row.reference_rounded == 1.0)
+    assert not row.reliable and row.message.startswith("reference bug")
+    # The ball itself holds the truth, and decides it.
+    balls = certify_point(case, {"x": 1000.0}, [()])
+    with mpmath.workdps(1200):
+        truth = 1 + mpmath.exp(1000) * mpmath.log1p(mpmath.exp(-1000))
+    assert balls[()].contains(truth) and float(balls[()].centre()) == 2.0
+
+
+def test_an_exact_zero_by_symmetry_is_certified_and_judged():
+    # hitting_time's d2t*/dy0^2 = (1 - 2 y0)/(r y0^2 (1 - y0)^2) is exactly 0 at y0 = 1/2:
+    # two precisions cannot verify it (cancellation), a ball proves it.
+    case = load_case(CASES / "hitting_time.yaml")
+    table, counts = _table(
+        case, {"r": [0.01, 3.0], "y0": [0.5, 0.5]}, dtypes=("float32", "float64")
+    )
+    zero = table[table.partial == "y0,y0"]
+    assert len(zero) == 4 and zero.reliable.all() and zero.certified.all()
+    assert (zero.reference_rounded == 0.0).all() and (zero.oracle == "arb").all()
+    assert counts["certified"] == counts["rows"] == len(table) and counts["undefined"] == 0
+
+
+def test_special_values_overflow_subnormal_kink_and_switch():
+    ratio = load_case(CASES / "ratio.yaml")
+    # d/db (-a/b) = a/b^2 at a = 1, b = 2^-70: 2^140 overflows float32 (inf) and is exact
+    # in float64.
+    table, _ = _table(ratio, {"a": [1.0], "b": [2.0**-70]}, dtypes=("float32", "float64"))
+    b = table[table.partial == "b"].set_index("dtype")
+    assert b.certified.all() and b.loc["float32", "reference_rounded"] == math.inf
+    assert b.loc["float64", "reference_rounded"] == 2.0**140
+    # A subnormal tie: 3 * 2^-150 rounds to even, 2^-148 (bits 0x00000002), in float32.
+    case = _with_reference(load_case(CASES / "softplus.yaml"), "x * 3 / 2**150")
+    table, _ = _table(case, {"x": [1.0]}, dtypes=("float32",))
+    row = table[table.partial == ""].iloc[0]
+    want = float(np.array([2], dtype=np.uint32).view(np.float32)[0])
+    assert row.certified and row.reference_rounded == want
+    # abs at its kink and where at its switch point: no derivative, no ball, unreliable.
+    for text in ("abs(x)", "where(x < 0, -x, x)"):
+        case = _with_reference(load_case(CASES / "softplus.yaml"), text)
+        table, _ = _table(case, {"x": [0.0]})
+        first = table[table.partial == "x"].iloc[0]
+        assert not first.reliable and not first.certified, text
+        value = table[table.partial == ""].iloc[0]
+        assert value.reliable and value.certified and value.reference_rounded == 0.0, text
+
+
+@pytest.mark.parametrize(
+    "name", ["softplus", "nested_softplus", "ratio", "composition", "hitting_time", "logistic"]
+)
+def test_every_reference_value_of_the_closed_form_seed_cases_is_certified(name):
+    case = load_case(CASES / f"{name}.yaml")
+    points = generate(case, max_points=12 if name == "logistic" else 40)
+    dtypes = ("float16", "bfloat16", "float32", "float64")
+    per = {d: represent(points, case.input_names, d) for d in dtypes}
+    table, counts = compute_reference(case, per, ReferenceSettings())
+    # Every row with a value is certified; the rest are proven to have none (ratio at
+    # a = b = 0 in float16: 0/0).
+    assert counts["certified"] == counts["rows"] - counts["undefined"] > 0
+    assert counts["rows"] == len(table)
+    assert not table.message.str.startswith("reference bug").any()
+    assert (table[table.reliable].oracle == "arb").all()
+    if name == "ratio":
+        undefined = table[~table.certified]
+        assert counts["undefined"] == len(undefined) == 12
+        assert ((undefined.a == 0) & (undefined.b == 0)).all()
+
+
+# Random expressions of the case language over one input, from kernels that Arb and
+# mpmath both evaluate; wherever mpmath verifies a value and Arb gives a ball, the value
+# lies inside the ball.
+_LEAVES = st.sampled_from(["x", "x", "0.5", "3", "pi", "1e-3"])
+_UNARY = st.sampled_from(["exp", "log1p", "sin", "cos", "atan", "tanh", "sigmoid", "softplus"])
+
+
+def _expressions():
+    return st.recursive(
+        _LEAVES,
+        lambda inner: st.one_of(
+            st.tuples(_UNARY, inner).map(lambda t: f"{t[0]}({t[1]})"),
+            st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(
+                lambda t: f"({t[0]} {t[1]} {t[2]})"
+            ),
+            st.tuples(inner, st.sampled_from(["2", "3", "-1"])).map(lambda t: f"({t[0]})**{t[1]}"),
+        ),
+        max_leaves=6,
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=_expressions(),
+    x=st.floats(min_value=-30, max_value=30, allow_nan=False).map(
+        lambda v: float(np.float32(v))  # a dtype-rounded input
+    ),
+)
+def test_mpmath_values_lie_inside_the_arb_balls(text, x):
+    case = _with_reference(load_case(CASES / "softplus.yaml"), text)
+    partials = list(case.partials)
+    verified = verify_point(evaluator(case), {"x": x}, partials, ReferenceSettings())
+    balls = certify_point(case, {"x": x}, partials)
+    for p in partials:
+        value, ball = verified[p].value, balls[p]
+        if value is not None and ball.lower is not None:
+            assert ball.contains(value), (text, x, p, value, ball)
+
+
+def test_a_ball_that_decides_a_dtype_rounds_every_inner_value_alike():
+    # decides() on a ball straddling a float32 rounding boundary must say no.
+    from harness.numerics.floats import FORMATS
+    from harness.reference.certify import Ball
+
+    f32 = FORMATS["float32"]
+    mid = mpmath.mpf(1) + mpmath.mpf(2) ** -24  # the midpoint between 1 and 1 + 2^-23
+    with mpmath.workprec(200):
+        tiny = mpmath.mpf(2) ** -100
+        assert not decides(Ball(mid - tiny, mid + tiny, 128), f32)
+        assert decides(Ball(mid + tiny, mid + 2 * tiny, 128), f32)
+        assert decides(Ball(-(tiny**2), tiny**2, 128), f32)  # 2^-200: 0 at both ends
