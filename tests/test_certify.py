@@ -166,3 +166,26 @@ def test_a_ball_that_decides_a_dtype_rounds_every_inner_value_alike():
         assert not decides(Ball(mid - tiny, mid + tiny, 128), f32)
         assert decides(Ball(mid + tiny, mid + 2 * tiny, 128), f32)
         assert decides(Ball(-(tiny**2), tiny**2, 128), f32)  # 2^-200: 0 at both ends
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["softplus(softplus(x))", "x**8", "(x - 1)/(x + 3)**2", "sigmoid(x)*tanh(x)", "x**2.5"],
+)
+def test_the_one_variable_series_path_agrees_with_the_ball_jets(text):
+    from flint import arb
+
+    from harness.reference import balls
+    from harness.reference.jets import JetSpace
+    from harness.reference.series import evaluate_series
+
+    node = ex.parse(text, {"x"})
+    for x in (0.75, 3.0, 40.0):
+        with balls.working_bits(256):
+            point = {"x": arb(x)}
+            series = evaluate_series(node, point, "x", 4)
+            space = JetSpace(("x",), {"x": 4}, 4)
+            jet = balls.evaluate(node, point, space)
+            for k in range(5):
+                a, b = series[k], jet.c[space.position[(k,)]]
+                assert a.overlaps(b) and a.rad() < 2.0**-200 * (1 + abs(a.mid())), (text, x, k)

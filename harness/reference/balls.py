@@ -29,7 +29,17 @@ from flint import arb, arb_series
 from harness.cases import expressions as ex
 from harness.reference.jets import JetSpace
 
-__all__ = ["BallJet", "Undefined", "Unsupported", "evaluate", "working_bits"]
+__all__ = [
+    "COMPARE",
+    "KERNELS",
+    "BallJet",
+    "Undefined",
+    "Unsupported",
+    "evaluate",
+    "require_nonzero",
+    "require_positive",
+    "working_bits",
+]
 
 
 class Unsupported(Exception):
@@ -130,14 +140,14 @@ class BallJet:
         return self.c[self.space.position[alpha]] * factor
 
 
-def _positive(x, what: str) -> None:
+def require_positive(x, what: str) -> None:
     if not x > 0:
         if x <= 0:
             raise Undefined(f"not defined here: {what} of {x.str(5)}, not positive")
         raise Unsupported(f"{what} of a ball that is not certainly positive ({x.str(5)})")
 
 
-def _nonzero(x, what: str) -> None:
+def require_nonzero(x, what: str) -> None:
     if not (x > 0 or x < 0):
         if x.is_zero():
             raise Undefined(f"not defined here: {what} by exactly 0")
@@ -162,7 +172,7 @@ def _softplus(s, x0):
 
 
 def _tanh(s, x0):
-    _nonzero(x0, "tanh")  # tanh(0) = 0 is handled by the exact path below
+    require_nonzero(x0, "tanh")  # tanh(0) = 0 is handled by the exact path below
     if x0 > 0:
         e = (-2 * s).exp()
         return (1 - e) / (1 + e)
@@ -171,23 +181,23 @@ def _tanh(s, x0):
 
 
 def _log(s, x0):
-    _positive(x0, "log")
+    require_positive(x0, "log")
     return s.log()
 
 
 def _log1p(s, x0):
-    _positive(1 + x0, "log1p")
+    require_positive(1 + x0, "log1p")
     return (1 + s).log()
 
 
 def _sqrt(s, x0):
-    _positive(x0, "sqrt")
+    require_positive(x0, "sqrt")
     return s.sqrt()
 
 
 #: Per function: the series of f(x0 + t) from the series s = x0 + t, and the value f(x0)
 #: computed on its own where the series' constant term would lose digits.
-_SERIES: dict[str, tuple[Callable, Callable | None]] = {
+KERNELS: dict[str, tuple[Callable, Callable | None]] = {
     "exp": (lambda s, x0: s.exp(), None),
     "expm1": (lambda s, x0: s.exp(), lambda x0: x0.expm1()),
     "log": (_log, None),
@@ -210,9 +220,9 @@ _SERIES: dict[str, tuple[Callable, Callable | None]] = {
 
 def _kernel(name: str, x0, n: int) -> list:
     """``f^(k)(x0)/k!`` for k = 0..n as balls."""
-    if name not in _SERIES:
+    if name not in KERNELS:
         raise Unsupported(f"no Arb kernel for {name}()")
-    series, value = _SERIES[name]
+    series, value = KERNELS[name]
     coeffs = list(series(arb_series([x0, 1], prec=n + 1), x0).coeffs())
     coeffs += [arb(0)] * (n + 1 - len(coeffs))
     if value is not None:
@@ -222,7 +232,7 @@ def _kernel(name: str, x0, n: int) -> list:
 
 def _reciprocal(u: BallJet) -> BallJet:
     x0 = u.value
-    _nonzero(x0, "a division")
+    require_nonzero(x0, "a division")
     inv = 1 / x0
     coeffs = [inv]
     for _ in range(u.space.total):
@@ -235,16 +245,16 @@ def _pow(left: BallJet, right: BallJet) -> BallJet:
     if right.is_constant() and right.value.is_exact() and right.value.is_integer():
         c = int(right.value.unique_fmpz())
         if c < 0:
-            _nonzero(left.value, "a negative power")
+            require_nonzero(left.value, "a negative power")
         series = arb_series([left.value, 1], prec=n + 1) ** c
         coeffs = list(series.coeffs()) + [arb(0)] * (n + 1)
         return left.compose(coeffs[: n + 1])
-    _positive(left.value, "a real power")
+    require_positive(left.value, "a real power")
     product = right * left.compose(_kernel("log", left.value, n))
     return product.compose(_kernel("exp", product.value, n))
 
 
-_COMPARE = {
+COMPARE = {
     "lt": lambda d: (d < 0, d >= 0),
     "le": lambda d: (d <= 0, d > 0),
     "gt": lambda d: (d > 0, d <= 0),
@@ -288,7 +298,7 @@ def evaluate(node: ex.Node, point: Mapping[str, arb], space: JetSpace) -> BallJe
             return _pow(left, right)
         if isinstance(n, ex.Where):
             d = go(n.cond.left).value - go(n.cond.right).value
-            yes, no = _COMPARE[n.cond.op](d)
+            yes, no = COMPARE[n.cond.op](d)
             if not (yes or no):
                 raise Unsupported("where(): the condition's ball straddles its switch point")
             chosen, other = (n.then, n.otherwise) if yes else (n.otherwise, n.then)
@@ -305,14 +315,14 @@ def evaluate(node: ex.Node, point: Mapping[str, arb], space: JetSpace) -> BallJe
                 u = go(n.args[0])
                 if u.value.is_zero():
                     return _switch(u, -u)
-                _nonzero(u.value, "abs")
+                require_nonzero(u.value, "abs")
                 return u if u.value > 0 else -u
             if n.func in ("maximum", "minimum"):
                 a, b = go(n.args[0]), go(n.args[1])
                 d = a.value - b.value
                 if d.is_zero():
                     return _switch(a, b)
-                _nonzero(d, n.func)
+                require_nonzero(d, n.func)
                 return a if (d > 0) == (n.func == "maximum") else b
             if len(n.args) != 1:
                 raise Unsupported(f"no Arb kernel for {n.func}()")
