@@ -284,9 +284,11 @@ def piece_settings(config: dict[str, Any], backend: str, piece: str) -> str:
 
 #: Memory (MB) an evaluation piece declares, by method: the largest measured peaks with
 #: a margin (README, From a laptop to a cluster). TensorFlow's nested forward mode at
-#: order 4 is the heavy one: ratio's float32.forward piece peaked at 4.7 GB, of which one
-#: fourth-order derivative of -a/b in eager mode takes 3.2 GB in plain TensorFlow.
-PIECE_MEM_MB = {"forward": 6000, "forward_over_reverse": 3000}
+#: order 4 is the heavy one: ratio's float64.forward piece peaked at 4.7 GB, of which one
+#: fourth-order derivative of -a/b in eager mode takes 3.2 GB in plain TensorFlow; the
+#: largest reverse piece, hitting_time_numerical's float64.reverse, 2.2 GB; the largest
+#: forward-over-reverse piece, ratio's bfloat16, 2.1 GB.
+PIECE_MEM_MB = {"forward": 6000, "forward_over_reverse": 3000, "reverse": 3000}
 #: What a piece of any other method, or a whole quick evaluation (piece ``all``), declares.
 DEFAULT_MEM_MB = 2000
 

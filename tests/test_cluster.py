@@ -85,7 +85,8 @@ def test_the_study_runs_through_a_submitting_executor(tmp_path):
     assert set(pieces) == {
         f"{d}.{m}" for d in ("float32", "float64") for m in ("reverse", "finite_difference")
     }
-    assert {r["resources"]["mem_mb"] for r in pieces.values()} == {2000}
+    mem = {p.split(".")[1]: r["resources"]["mem_mb"] for p, r in pieces.items()}
+    assert mem == {"reverse": 3000, "finite_difference": 2000}
     assert all(r["threads"] == 1 for r in requested)
     # The results are whole and the report is there.
     errors = read_table(where / "results" / "softplus" / "errors.parquet")
@@ -117,5 +118,5 @@ def test_the_slurm_profile_asks_for_each_rules_resources(tmp_path):
     forward = [b for b in blocks if b.startswith("evaluate_case") and "piece=float32.forward" in b]
     reverse = [b for b in blocks if b.startswith("evaluate_case") and "piece=float32.reverse" in b]
     assert forward and reverse
-    assert "mem_mb=6000" in forward[0] and "mem_mb=2000" in reverse[0]
+    assert "mem_mb=6000" in forward[0] and "mem_mb=3000" in reverse[0]
     assert "runtime=30" in forward[0] and "slurm_partition=cpu" in forward[0]
