@@ -79,8 +79,8 @@ def test_the_shipped_experiment_cases_validate():
     assert max(full.params("full")["probes"]) >= 256
 
 
-def test_matrix_reference_agrees_with_mpmath_diff():
-    mpmath.mp.dps = 40
+def test_matrix_reference_agrees_with_mpmath_diff(monkeypatch):
+    monkeypatch.setattr(mpmath.mp, "dps", 40)  # restored after the test
     X, Y = matrix_partials.matrices(11, 2, 0)
     blocks = matrix_partials.exact_blocks(X, Y)
 
@@ -177,8 +177,8 @@ def test_autodiff_hessian_norms_are_ok_and_finite_differences_are_v_shaped(runs)
     assert set(spectral[spectral.h == spectral.h.min()].outcome) == {"nan"}  # 0 / ||0||
 
 
-def test_hessian_reference_against_mpmath_diff_and_facts(runs):
-    mpmath.mp.dps = 40
+def test_hessian_reference_against_mpmath_diff_and_facts(runs, monkeypatch):
+    monkeypatch.setattr(mpmath.mp, "dps", 40)  # restored after the test
     for fn in ("rosenbrock", "log_sum_exp", "tanh_network"):
         p = hessian_norm.Problem(fn, 3, seed=5, max_probes=4)
         h = hessian_norm.exact_hessian(p)
