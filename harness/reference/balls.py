@@ -304,10 +304,8 @@ def evaluate(node: ex.Node, point: Mapping[str, arb], space: JetSpace) -> BallJe
             chosen, other = (n.then, n.otherwise) if yes else (n.otherwise, n.then)
             if not d.is_zero():
                 return go(chosen)
-            # Exactly at the switch point: as in harness.reference.jets._switch.
-            moving = ex.names_in(n.cond.left) | ex.names_in(n.cond.right)
-            steady = frozenset(i for i, v in enumerate(space.names) if v not in moving)
-            return _switch(go(chosen), go(other), steady)
+            # Exactly at the switch point.
+            return _switch(go(chosen), go(other), space.steady(n.cond))
         if isinstance(n, ex.Call):
             if n.func == "pow":
                 return _pow(go(n.args[0]), go(n.args[1]))
@@ -337,22 +335,18 @@ def evaluate(node: ex.Node, point: Mapping[str, arb], space: JetSpace) -> BallJe
 
 
 def _switch(chosen: BallJet, other: BallJet, steady: frozenset[int] = frozenset()) -> BallJet:
-    """At a switch point (exactly): a coefficient exists where no variable of it moves the
-    switch, or where the two pieces are exactly equal along its variables up to its
-    order; elsewhere it is NaN (no ball), as :func:`harness.reference.jets._switch`."""
+    """At a switch point (exactly): :meth:`~harness.reference.jets.JetSpace.switch`, with
+    balls the same only where their difference is exactly 0, and NaN (no ball) where no
+    derivative is."""
     space = chosen.space
-    out = [chosen.c[0]]
-    for k in range(1, space.size):
-        support, order = space.support[k], space.degree[k]
-        if support <= steady or all(
-            (chosen.c[j] - other.c[j]).is_zero()
-            for j in space.along[support]
-            if space.degree[j] <= order
-        ):
-            out.append(chosen.c[k])
-        else:
-            out.append(arb.nan())
-    return BallJet(space, out)
+    return BallJet(space, space.switch(chosen.c, other.c, steady, _exactly_equal, _NAN))
+
+
+def _exactly_equal(a, b) -> bool:
+    return (a - b).is_zero()
+
+
+_NAN = arb.nan()
 
 
 def _tanh_at_zero(n: int) -> list:

@@ -107,6 +107,35 @@ class JetSpace:
             for s in set(self.support)
         }
 
+    def steady(self, condition: ex.Compare) -> frozenset[int]:
+        """Positions of the variables a ``where`` condition does not depend on."""
+        moving = ex.names_in(condition.left) | ex.names_in(condition.right)
+        return frozenset(i for i, v in enumerate(self.names) if v not in moving)
+
+    def switch(self, chosen: list, other: list, steady, same: Callable, missing) -> list:
+        """The coefficients at a switch point: the function is ``chosen`` here and
+        ``other`` arbitrarily near (``abs`` and ``maximum`` at a kink, ``where`` where its
+        condition's sides meet).
+
+        ``∂^α`` is taken along the variables of ``α``, so it exists (and is ``chosen``'s)
+        where the two pieces are ``same`` on every coefficient along those variables up to
+        the order of ``α`` (they are then the same function to that order there: x**2 and
+        2x - 1 at 1 share f' = 2, not f''), or where no variable of ``α`` can move the
+        switch (it lies outside the condition: ``steady``, variable positions). Elsewhere
+        it does not exist: ``missing``, for those ``α`` only (``|x|·y`` at x = 0 keeps
+        ``∂/∂y``).
+        """
+        out = [chosen[0]]
+        for k in range(1, self.size):
+            support, order = self.support[k], self.degree[k]
+            if support <= steady or all(
+                same(chosen[j], other[j]) for j in self.along[support] if self.degree[j] <= order
+            ):
+                out.append(chosen[k])
+            else:
+                out.append(missing)
+        return out
+
     def constant(self, value) -> Jet:
         return Jet(self, [value] + [_mp.zero] * (self.size - 1))
 
@@ -207,27 +236,12 @@ def _nan_derivatives(j: Jet) -> Jet:
 
 
 def _switch(chosen: Jet, other: Jet, steady: frozenset[int] = frozenset()) -> Jet:
-    """The jet at a switch point: the function is ``chosen`` here and ``other`` arbitrarily
-    near (``abs`` and ``maximum`` at a kink, ``where`` where its condition's sides meet).
+    """The jet at a switch point (:meth:`JetSpace.switch`), NaN where no derivative is."""
+    return Jet(chosen.space, chosen.space.switch(chosen.c, other.c, steady, _equal, _mp.nan))
 
-    ``∂^α`` is taken along the variables of ``α``, so it exists (and is ``chosen``'s)
-    where the two pieces agree on every coefficient along those variables up to the order
-    of ``α`` (they are then the same function to that order there: x**2 and 2x - 1 at 1
-    share f' = 2, not f''), or where no variable of ``α`` can move the switch (it lies
-    outside the condition: ``steady``, variable positions). Elsewhere it does not exist:
-    NaN, for those ``α`` only (``|x|·y`` at x = 0 keeps ``∂/∂y``).
-    """
-    space = chosen.space
-    out = [chosen.c[0]]
-    for k in range(1, space.size):
-        support, order = space.support[k], space.degree[k]
-        if support <= steady or all(
-            chosen.c[j] == other.c[j] for j in space.along[support] if space.degree[j] <= order
-        ):
-            out.append(chosen.c[k])
-        else:
-            out.append(_mp.nan)
-    return Jet(space, out)
+
+def _equal(a, b) -> bool:
+    return a == b
 
 
 def _abs(u: Jet) -> Jet:
@@ -397,9 +411,7 @@ def evaluate(node: ex.Node, point: Mapping[str, object], space: JetSpace) -> Jet
             if left != right:
                 return go(chosen)
             # The condition's sides meet: the other branch holds arbitrarily near.
-            moving = ex.names_in(n.cond.left) | ex.names_in(n.cond.right)
-            steady = frozenset(i for i, v in enumerate(space.names) if v not in moving)
-            return _switch(go(chosen), go(other), steady)
+            return _switch(go(chosen), go(other), space.steady(n.cond))
         raise TypeError(f"cannot evaluate {n!r}")
 
     return go(node)
