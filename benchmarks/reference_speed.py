@@ -1,23 +1,35 @@
 """Reference speed: mpmath's two-precision verification against Arb's certification.
 
-For each case, the study's points (every dtype's representation, unique), every partial
-of the case: CPU seconds of ``verify_point`` (mpmath jets at 50 then 100 digits, doubling
-until two agree) and of ``certify_point`` (Arb ball jets from 128 bits, doubling until
-every ball decides every dtype), and the point-orders (points x partials) each settles
-per CPU-second. No cache: every point is computed.
+For each case, the study's points (every dtype's representation, unique) and every
+partial of the case, CPU seconds of:
 
-    .venv/bin/python benchmarks/reference_speed.py [CASE ...]   (default: softplus ratio)
+- ``mpmath verify``: ``verify_point`` (mpmath jets at 50 then 100 digits, doubling until
+  two agree), point by point;
+- ``Arb certify``: ``certify_points`` (Arb balls from 128 bits, doubling until every ball
+  decides every dtype), all points at once;
+- ``harness store``: what the reference stage runs, ``ReferenceStore.ensure`` (Arb first,
+  mpmath where no ball settles a value), without and with the mpmath cross-check of one
+  point in ``ReferenceSettings.cross_check``;
+
+and the point-orders (points x partials) each settles per CPU-second. No cache: every
+point is computed. With ``--stage``, also the CPU seconds of the whole reference stage
+(``harness.pipeline.reference_stage``: values, error model, flushed inputs, tables) of
+every case of the default study, cold cache.
+
+    .venv/bin/python benchmarks/reference_speed.py [--stage] [CASE ...]   (default: softplus ratio)
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from harness.cases.load import load_case
 from harness.cases.points import generate, represent
-from harness.reference.certify import certify_point
+from harness.reference.certify import certify_points
+from harness.reference.table import ReferenceStore
 from harness.reference.verify import ReferenceSettings, evaluator, verify_point
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -33,30 +45,56 @@ def unique_points(case) -> list[dict[str, float]]:
     return [dict(zip(case.input_names, key)) for key in seen]
 
 
+def _cpu(fn):
+    t0 = time.process_time()
+    out = fn()
+    return out, time.process_time() - t0
+
+
 def measure(name: str) -> None:
     case = load_case(Path("cases") / f"{name}.yaml")
     points = unique_points(case)
+    keys = [tuple(p.values()) for p in points]
     partials = list(case.partials)
-    fn = evaluator(case)
-    settings = ReferenceSettings()
-    t0 = time.process_time()
-    verified = [verify_point(fn, p, partials, settings) for p in points]
-    mp_seconds = time.process_time() - t0
-    t0 = time.process_time()
-    balls = [certify_point(case, p, partials) for p in points]
-    arb_seconds = time.process_time() - t0
     n = len(points) * len(partials)
+    settings = ReferenceSettings()
+    fn = evaluator(case)
+    verified, mp = _cpu(lambda: [verify_point(fn, p, partials, settings) for p in points])
+    balls, arb = _cpu(lambda: certify_points(case, points, partials))
+    print(f"{name}: {len(points)} points x {len(partials)} partials = {n} point-orders")
     n_verified = sum(v.value is not None for got in verified for v in got.values())
-    n_balls = sum(b.lower is not None for got in balls for b in got.values())
+    n_balls = sum(b.settled for got in balls for b in got.values())
+    print(f"  mpmath verify: {mp:6.2f} CPU s, {n_verified} verified, {n / mp:9,.0f} per CPU s")
     print(
-        f"{name}: {len(points)} points x {len(partials)} partials = {n} point-orders\n"
-        f"  mpmath verify: {mp_seconds:7.2f} CPU s, {n_verified} verified, "
-        f"{n / mp_seconds:10,.0f} point-orders per CPU s\n"
-        f"  Arb certify:   {arb_seconds:7.2f} CPU s, {n_balls} balls, "
-        f"{n / arb_seconds:10,.0f} point-orders per CPU s ({mp_seconds / arb_seconds:.1f}x)"
+        f"  Arb certify:   {arb:6.2f} CPU s, {n_balls} certified, {n / arb:9,.0f} per CPU s"
+        f" ({mp / arb:.1f}x)"
     )
+    for every in (0, settings.cross_check):
+        store = ReferenceStore(case, ReferenceSettings(cross_check=every), None)
+        _, cpu = _cpu(lambda s=store: s.ensure(keys, partials, cross_check=True))
+        label = "no cross-check" if not every else f"cross-check 1 in {every}"
+        print(f"  harness store, {label + ':':22s} {cpu:6.2f} CPU s, {n / cpu:9,.0f} per CPU s")
+
+
+def stage() -> None:
+    """The reference stage of every case of the default study, cold cache."""
+    from harness.pipeline import reference_stage
+    from harness.prepared import prepare
+
+    total = 0.0
+    with tempfile.TemporaryDirectory() as results:
+        for path in sorted(Path("cases").glob("*.yaml")):
+            prep = prepare(path)
+            (table, _), cpu = _cpu(lambda p=prep: reference_stage(p, results, cache=False))
+            total += cpu
+            print(f"  {path.stem:24s} {cpu:6.2f} CPU s, {len(table):6d} rows")
+    print(f"reference stage of the default study: {total:.2f} CPU s")
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or ["softplus", "ratio"]:
+    args = sys.argv[1:]
+    if "--stage" in args:
+        args.remove("--stage")
+        stage()
+    for name in args or ["softplus", "ratio"]:
         measure(name)

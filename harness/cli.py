@@ -256,7 +256,7 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     counts = meta["reference_counts"]
     certified = (
         f", {counts['certified']} certified by Arb balls of {counts['rows'] - counts['undefined']}"
-        " with a value"
+        f" with a value, {counts.get('cross_checked', 0)} cross-checked by mpmath"
         if "certified" in counts
         else ""
     )

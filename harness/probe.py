@@ -83,7 +83,7 @@ def probe(
     chain = tuple(partial[:k] for k in range(len(partial) + 1))
     narrowed = dataclasses.replace(case, partials=chain)
     key = tuple(float(point[n]) for n in names)
-    store.ensure([key], list(chain))
+    store.ensure([key], list(chain), cross_check=True)
     from harness.numerics.floats import FORMATS
 
     pts = pd.DataFrame({"point": [0], **{n: [key[i]] for i, n in enumerate(names)}})

@@ -139,6 +139,10 @@ def check_input(prep, name: str, meta: dict, path: Path) -> None:
             for k in _REFERENCE_COVERS:
                 if set(ours[k] or ()) <= set(theirs[k] or ()):
                     theirs[k] = ours[k]
+        elif key == "reference":
+            # The study's precision settings; the rest (the cross-check's sampling) is
+            # the code's, not the study's.
+            theirs = {k: (theirs or {}).get(k) for k in ours}
         elif key == "selection":
             # An evaluation is one back end's, whichever others the study runs.
             theirs = {k: v for k, v in (theirs or {}).items() if k != "backends"}

@@ -33,10 +33,11 @@ def _with_reference(case, text):
     return dataclasses.replace(case, reference=reference, raw=raw)
 
 
-def _table(case, rows: dict[str, list[float]], dtypes=("float64",), tmp_path=None):
+def _table(case, rows: dict[str, list[float]], dtypes=("float64",), tmp_path=None, every=8):
     frame = pd.DataFrame({"point": range(len(next(iter(rows.values())))), **rows})
     per = {d: represent(frame, case.input_names, d) for d in dtypes}
-    table, counts = compute_reference(case, per, ReferenceSettings(), tmp_path)
+    settings = ReferenceSettings(cross_check=every)
+    table, counts = compute_reference(case, per, settings, tmp_path)
     return table, counts
 
 
@@ -46,7 +47,13 @@ def test_the_absorbed_argument_hole_is_closed():
     # = 2 - e^-1000/2 + ..., which is 2.0 in float64. The row is either certified at 2.0
     # or unreliable; never a verified 1.
     case = _with_reference(load_case(CASES / "softplus.yaml"), "1 + log(1 + exp(-x)) * exp(x)")
-    table, _ = _table(case, {"x": [1000.0]})
+    # Arb alone (no cross-check): the certified truth.
+    table, _ = _table(case, {"x": [1000.0]}, every=0)
+    row = table[table.partial == ""].iloc[0]
+    assert row.reliable and row.certified and row.reference_rounded == 2.0
+    assert not row.cross_checked
+    # With mpmath cross-checking every point: its 1 lies outside the ball, a reference bug.
+    table, _ = _table(case, {"x": [1000.0]}, every=1)
     row = table[table.partial == ""].iloc[0]
     assert not (row.reliable and row.reference_rounded == 1.0)
     assert not row.reliable and row.message.startswith("reference bug")
@@ -189,3 +196,71 @@ def test_the_one_variable_series_path_agrees_with_the_ball_jets(text):
             for k in range(5):
                 a, b = series[k], jet.c[space.position[(k,)]]
                 assert a.overlaps(b) and a.rad() < 2.0**-200 * (1 + abs(a.mid())), (text, x, k)
+
+
+def test_a_ball_read_back_from_the_cache_is_the_ball_computed(tmp_path):
+    # softplus(574) = 574 + e^-574 (+ ...) lies just above 574, the tie between the
+    # bfloat16 neighbours 572 and 576 (spacing 4 in [512, 1024)): only a ball narrower
+    # than e^-574 (1,024 bits) decides it, and it rounds up to 576. Cut to fewer bits in
+    # the cache, the ball would straddle the tie; it is kept exactly.
+    case = load_case(CASES / "softplus.yaml")
+    table, counts = _table(case, {"x": [574.0]}, dtypes=("bfloat16",), tmp_path=tmp_path)
+    row = table[table.partial == ""].iloc[0]
+    assert row.certified and row.reference_rounded == 576.0
+    again, counts2 = _table(case, {"x": [574.0]}, dtypes=("bfloat16",), tmp_path=tmp_path)
+    assert counts2["cached"] == 1 and again.equals(table)
+
+
+def test_the_float64_shortcut_never_decides_what_exact_rounding_does_not():
+    # Balls around the ties and overflow thresholds of every format, a few ulps of
+    # float64 wide and narrower: wherever the fast test says "decided", rounding both
+    # bounds exactly (integer arithmetic) agrees, in every format.
+    from flint import arb
+
+    from harness.numerics.floats import FORMATS
+    from harness.reference.balls import working_bits
+    from harness.reference.certify import Ball, _decided_fast
+
+    fmts = list(FORMATS.values())
+    centres = []
+    for f in fmts:
+        q = f.eps / 2
+        centres += [1 + q, 1 - q / 2, f.max_finite * (1 + q / 2), f.smallest_subnormal / 2]
+        centres += [f.smallest_subnormal * 1.5, 3 * f.smallest_subnormal / 2, f.max_finite]
+    centres += [0.0, 1.0, 2.0**-1074, 1e308, 123.456]
+    found, exact = [], []
+    for c in centres:
+        for sign in (1, -1):
+            for width in (0, 2**-80, 2**-60, 2**-52, 2**-40, 2**-20):
+                with working_bits(4096):  # exact: every bound below fits in 4,096 bits
+                    mid = arb(sign * c)
+                    lo = mid - arb(width) * abs(mid) - arb(2) ** -1100
+                    hi = mid + arb(width) * abs(mid)
+                    assert lo.is_exact() and hi.is_exact()
+                    ball = Ball(lo, hi, 128)
+                found.append(ball)
+                exact.append(all(decides(ball, f) for f in fmts))
+    fast = _decided_fast(found, fmts)
+    assert not (fast & ~np.array(exact)).any()
+    assert fast.sum() > len(found) // 4  # and it does decide the plain cases
+
+
+def test_arb_is_the_oracle_and_mpmath_cross_checks_a_sample():
+    case = load_case(CASES / "softplus.yaml")
+    points = generate(case, max_points=40)
+    rows = {"x": list(points["x"])}
+    counts = {}
+    for every in (0, 8, 1):
+        table, counts[every] = _table(case, rows, dtypes=("float32",), every=every)
+        assert counts[every]["certified"] == counts[every]["rows"] == len(table)
+        assert (table.oracle == "arb").all() and table.reliable.all()
+    assert counts[0]["cross_checked"] == 0
+    assert 0 < counts[8]["cross_checked"] < counts[8]["rows"]
+    assert counts[1]["cross_checked"] == counts[1]["rows"]
+    # Without a cross-check, mpmath never runs where a ball settles the value.
+    from harness.reference.table import ReferenceStore
+
+    store = ReferenceStore(case, ReferenceSettings(cross_check=0), None)
+    store.ensure([(x,) for x in rows["x"]], list(case.partials), cross_check=True)
+    labels = {case.label(p) for p in case.partials}
+    assert not any(labels & set(entry) for entry in store.cache.values())

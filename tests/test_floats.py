@@ -228,3 +228,24 @@ def test_from_ordinal_inverts_ordinal_over_every_value(name):
     back = from_ordinal(ordinal(walk, name), name)
     same = (back == walk) & ((np.signbit(back) == np.signbit(walk)) | (walk == 0))
     assert same.all()
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32"])
+def test_vectorised_rounding_matches_integer_rounding_at_ties(name):
+    # Exact ties (a format value plus half its quantum), their float64 neighbours, the
+    # overflow threshold and subnormal ties: the float64 arithmetic of _round_array
+    # against round_mpf's integer arithmetic.
+    from harness.numerics.floats import _round_array
+
+    f = FORMATS[name]
+    rng = np.random.default_rng(3)
+    exps = rng.integers(f.emin - f.precision, f.emax + 1, 400)
+    mants = rng.integers(1 << (f.precision - 1), 1 << f.precision, 400)
+    values = np.ldexp(mants.astype(np.float64), exps - f.precision + 1)
+    quantum = np.ldexp(1.0, np.maximum(exps, f.emin) - f.precision + 1)
+    ties = values + quantum / 2
+    threshold = f.max_finite + math.ldexp(1.0, f.emax - f.precision)
+    x = np.concatenate([ties, np.nextafter(ties, 0), np.nextafter(ties, np.inf), [threshold]])
+    x = np.concatenate([x, -x])
+    want = np.array([round_mpf(mpmath.mpf(v), f) for v in x])
+    assert np.array_equal(_round_array(x, f), want)

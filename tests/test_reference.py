@@ -81,6 +81,7 @@ def test_reference_table_rounds_directly_and_caches(tmp_path):
         "stencil_points": 0,
         "rows": len(table),
         "certified": counts["certified"],
+        "cross_checked": counts["cross_checked"],
         "undefined": counts["undefined"],
     }
     assert again.equals(table)

@@ -3,7 +3,7 @@
 See :mod:`harness.numerics.stencils` for the rule and the model. For every derivative ``D`` of
 order ``n >= 1``, at every point as each dtype holds it, the reference stage reproduces
 the step ``h_v`` and the stencil points ``x_k`` the finite-difference method uses, and
-computes from verified mpmath values:
+computes from the reference's values (Arb balls, else verified mpmath values):
 
 - ``fd_truncation_error``: ``sum_v (n_v / 24) h_v**2 |d_v**2 D f(x)|``, the leading term
   of a central difference's truncation error (``delta**n / h**n = D**n (1 + n h**2 D**2 /
@@ -94,10 +94,9 @@ def finite_difference_model(case, points: Mapping[str, pd.DataFrame], store) -> 
                 (dtype, p, steps, [w for w, _ in terms], keys, [here[i] for i in todo], todo)
             )
     if plans:
+        # Arb balls first (they decide what two precisions cannot: an exact 0 whose
+        # mpmath jet cancels takes the jet's other partials down with it; a ball keeps them).
         store.ensure(list(at_points), list(needed))
-        # Balls decide what two precisions cannot (an exact 0 whose jet cancels takes the
-        # jet's other partials down with it in mpmath; a ball keeps them).
-        store.certify(list(at_points), list(needed))
         store.ensure(list(at_stencils), [()])
     for dtype, p, steps, weights, keys, here, todo in plans:
         fmt = FORMATS[dtype]

@@ -147,15 +147,25 @@ def to_format(values: np.ndarray, fmt: Format | str) -> np.ndarray:
     if fmt.name == "float16":
         with np.errstate(over="ignore"):
             return arr.astype(np.float16).astype(np.float64)
-    # bfloat16: exact integer rounding (ml_dtypes rounds correctly too, but this keeps the
-    # module free of the TensorFlow stack and is checked against it in the tests). mpmath
-    # has no negative zero, so a zero (or a value that rounds to zero) takes its sign from
-    # the input.
-    out = [
-        math.copysign(round_mpf(mpmath.mpf(float(v)), fmt), v) if math.isfinite(v) else v
-        for v in arr.ravel()
-    ]
-    return np.array(out, dtype=np.float64).reshape(arr.shape)
+    # bfloat16 (which NumPy does not have): exact float64 arithmetic, vectorised.
+    return _round_array(arr, fmt)
+
+
+def _round_array(arr: np.ndarray, fmt: Format) -> np.ndarray:
+    """Round float64 values to ``fmt`` (nearest, ties to even) by exact float64 arithmetic:
+    scaled by a power of two so the format's quantum at each value is 1 (exact), rounded
+    by ``rint`` (ties to even, exact), scaled back. The quantum is the subnormal one below
+    the smallest normal; a result beyond the largest finite value (the tie at the
+    overflow threshold included, as IEEE 754 rounds it) is ±inf. Zeros, infinities and
+    NaN pass through; signs are kept."""
+    a = np.abs(arr)
+    with np.errstate(invalid="ignore", over="ignore"):
+        _, e = np.frexp(a)  # a = m 2**e with m in [0.5, 1): the leading bit is 2**(e - 1)
+        quantum = np.maximum(e - 1, fmt.emin) - (fmt.precision - 1)
+        out = np.ldexp(np.rint(np.ldexp(a, -quantum)), quantum)
+        out = np.where(out > fmt.max_finite, np.inf, out)
+        out = np.where(np.isfinite(a), out, a)
+    return np.copysign(out, arr)
 
 
 def is_subnormal(values: np.ndarray, fmt: Format | str) -> np.ndarray:

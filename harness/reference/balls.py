@@ -171,6 +171,13 @@ def _softplus(s, x0):
     raise Unsupported("softplus at a ball that straddles 0")
 
 
+def _softplus_value(x0):
+    """softplus(x0) to a relative (not absolute) error where it is tiny (x0 << 0)."""
+    if x0 < 0:
+        return x0.exp().log1p()
+    return x0 + (-x0).exp().log1p()
+
+
 def _tanh(s, x0):
     require_nonzero(x0, "tanh")  # tanh(0) = 0 is handled by the exact path below
     if x0 > 0:
@@ -211,8 +218,8 @@ KERNELS: dict[str, tuple[Callable, Callable | None]] = {
     "cosh": (lambda s, x0: (s.exp() + (-s).exp()) / 2, lambda x0: x0.cosh()),
     "tanh": (_tanh, lambda x0: x0.tanh()),
     "sigmoid": (_sigmoid, None),
-    "softplus": (_softplus, None),
-    "log_sigmoid": (lambda s, x0: -_softplus(-s, -x0), None),
+    "softplus": (_softplus, _softplus_value),
+    "log_sigmoid": (lambda s, x0: -_softplus(-s, -x0), lambda x0: -_softplus_value(-x0)),
     "erf": (lambda s, x0: s.erf(), None),
     "erfc": (lambda s, x0: s.erfc(), None),
 }
@@ -268,12 +275,13 @@ def evaluate(node: ex.Node, point: Mapping[str, arb], space: JetSpace) -> BallJe
     """The ball jet of ``node`` at ``point`` (input name -> exact arb), at the current
     precision; raises :class:`Unsupported` where balls cannot decide."""
     variables = {name: BallJet.variable(space, name, value) for name, value in point.items()}
-    memo: dict[ex.Node, BallJet] = {}
+    # By identity: a value-keyed memo would hash the node's whole subtree at every visit.
+    memo: dict[int, BallJet] = {}
 
     def go(n: ex.Node) -> BallJet:
-        hit = memo.get(n)
+        hit = memo.get(id(n))
         if hit is None:
-            hit = memo[n] = _go(n)
+            hit = memo[id(n)] = _go(n)
         return hit
 
     def _go(n: ex.Node) -> BallJet:

@@ -174,6 +174,8 @@ def save_cache(path: Path, case: Case, settings: ReferenceSettings, cache: dict)
     rows = []
     for key, entry in cache.items():
         for label, (text, digits, precision, message) in entry.items():
+            if isinstance(text, Ball):
+                text = encode_ball(text)[0]
             rows.append(
                 {
                     **dict(zip(names, key)),
@@ -198,24 +200,28 @@ def save_cache(path: Path, case: Case, settings: ReferenceSettings, cache: dict)
 BALL_SUFFIX = "@arb"
 
 
-def _encode_bound(value, up: bool) -> str:
-    """An exact bound, cut to KEEP_BITS by rounding outward (never into the ball)."""
-    sign, man, exp, bc = value._mpf_
-    if man and bc > KEEP_BITS:
-        cut = bc - KEEP_BITS
-        kept = man >> cut
-        if man & ((1 << cut) - 1) and up != bool(sign):
-            kept += 1  # away from zero: up for a positive upper bound, a negative lower one
-        value = mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(-kept if sign else kept, exp + cut))
-    return encode_value(value)
+def _encode_bound(value) -> str:
+    """An exact bound (an mpf or an exact arb) as exact text, every bit kept: a ball read
+    back from the cache is the ball that was computed (cut, it might no longer decide
+    a value it decided: 574 + e^-574 sits just above a bfloat16 tie)."""
+    if isinstance(value, mpmath.mpf):
+        sign, man, exp, _ = value._mpf_
+    else:  # an exact, finite arb: read its bits directly
+        m, e = value.man_exp()
+        man, exp = int(m), int(e)
+        sign, man = man < 0, abs(man)
+    if not man:
+        return "0"
+    return f"{'-' if sign else ''}{man:#x}p{exp}"
 
 
 def encode_ball(ball: Ball) -> tuple[str, float, int, str]:
-    """A ball as a cache entry: ``lower|upper`` (bounds rounded outward), its bits, the
-    reason where there is none."""
-    if ball.lower is None:
+    """A ball as a cache entry: ``lower|upper`` (exact), its bits, the reason where there
+    is none."""
+    if not ball.bounded:
         return ("", 0.0, int(ball.bits), ball.reason)
-    text = f"{_encode_bound(ball.lower, False)}|{_encode_bound(ball.upper, True)}"
+    lower, upper = ball.exact_bounds()
+    text = f"{_encode_bound(lower)}|{_encode_bound(upper)}"
     return (text, 0.0, int(ball.bits), ball.reason)
 
 

@@ -1,30 +1,41 @@
 """Certified reference values: an Arb ball per partial, narrow enough to decide every dtype.
 
-:func:`certify_point` evaluates the case's reference over ball jets
-(:mod:`harness.reference.balls`) at doubling precisions, 128 bits up to
+:func:`certify_points` evaluates the case's reference over ball jets
+(:mod:`harness.reference.balls`; one-variable ones by flint's power series,
+:mod:`harness.reference.series`) at doubling precisions, 128 bits up to
 :data:`MAX_BITS`, until every partial's ball rounds to one value in every format
 (``round(lower) == round(upper)``: the value, or 0, or ±inf, certainly) or the
-precision runs out. The ball's bounds are kept exactly (as mpf). A case whose reference
-is a registered implementation (an ODE, a solver) is not certified here: its own
-verification stands.
+precision runs out. The points go through together, one precision at a time, and most
+balls are decided at once by float64 arithmetic (:func:`_decided_fast`, a sufficient
+test); only what it leaves goes through exact integer rounding (:func:`decides`). A
+case whose reference is a registered implementation (an ODE, a solver) is not certified
+here: its own verification stands.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import mpmath
+import numpy as np
 from flint import arb
 
 from harness.cases.model import Case, Partial
-from harness.numerics.floats import FORMATS, round_mpf
+from harness.numerics.floats import FORMATS, round_mpf, to_format
 from harness.reference import balls
 from harness.reference.jets import space_for
 from harness.reference.series import evaluate_series
 
-__all__ = ["MAX_BITS", "UNDEFINED", "Ball", "certify_point", "decides", "mpf_of"]
+__all__ = [
+    "MAX_BITS",
+    "UNDEFINED",
+    "Ball",
+    "certify_point",
+    "certify_points",
+    "decides",
+    "mpf_of",
+]
 
 #: Reasons no precision would change: no value exists, or no kernel to compute one.
 _FINAL = ("not defined here", "no derivative exists here", "Arb: no Arb kernel")
@@ -36,15 +47,47 @@ MAX_BITS = 4096
 _START_BITS = 128
 
 
-@dataclass(frozen=True)
 class Ball:
-    """The interval ``[lower, upper]`` (exact mpf bounds) that holds the true value; or,
-    where none was found, ``lower is None`` and ``reason`` says why."""
+    """The interval ``[lower, upper]`` (exact bounds) that holds the true value; or, where
+    none was found, ``lower is None`` and ``reason`` says why.
 
-    lower: mpmath.mpf | None
-    upper: mpmath.mpf | None
-    bits: int
-    reason: str = ""
+    The bounds are given as mpf, or as exact ``arb`` (converted to mpf when first read:
+    most balls are only ever rounded to floats and cached).
+    """
+
+    __slots__ = ("_lo", "_hi", "bits", "reason", "lo64", "hi64", "settled")
+
+    def __init__(self, lower, upper, bits: int, reason: str = ""):
+        self._lo, self._hi = lower, upper
+        self.bits, self.reason = bits, reason
+        #: Bounds given as arb, rounded to float64 (flint: to nearest); NaN otherwise
+        #: (mpmath's float() of an mpf truncates).
+        self.lo64 = self.hi64 = math.nan
+        if isinstance(lower, arb):
+            self.lo64, self.hi64 = float(lower), float(upper)
+        #: Whether the ball decides every format (set by :func:`certify_points`).
+        self.settled = False
+
+    @property
+    def bounded(self) -> bool:
+        """Whether there is a ball (``lower``/``upper``), without converting it."""
+        return self._lo is not None
+
+    def exact_bounds(self) -> tuple:
+        """The bounds as given (exact arb or mpf), without converting them."""
+        return self._lo, self._hi
+
+    @property
+    def lower(self) -> mpmath.mpf | None:
+        if isinstance(self._lo, arb):
+            self._lo = mpf_of(self._lo)
+        return self._lo
+
+    @property
+    def upper(self) -> mpmath.mpf | None:
+        if isinstance(self._hi, arb):
+            self._hi = mpf_of(self._hi)
+        return self._hi
 
     def contains(self, value) -> bool:
         return self.lower is not None and self.lower <= value <= self.upper
@@ -52,6 +95,9 @@ class Ball:
     def centre(self) -> mpmath.mpf:
         """The midpoint, exactly."""
         return mpmath.ldexp(mpmath.fadd(self.lower, self.upper, exact=True), -1)
+
+    def __repr__(self) -> str:
+        return f"Ball({self.lower!r}, {self.upper!r}, {self.bits}, {self.reason!r})"
 
 
 def mpf_of(x: arb) -> mpmath.mpf:
@@ -61,10 +107,31 @@ def mpf_of(x: arb) -> mpmath.mpf:
 
 
 def decides(ball: Ball, fmt) -> bool:
-    """Whether every value in the ball rounds to the same value of ``fmt``."""
+    """Whether every value in the ball rounds to the same value of ``fmt`` (exactly)."""
     if ball.lower is None:
         return False
     return round_mpf(ball.lower, fmt) == round_mpf(ball.upper, fmt)
+
+
+def _decided_fast(found: Sequence[Ball], fmts) -> np.ndarray:
+    """Which balls certainly decide every format in ``fmts``, by float64 arithmetic.
+
+    A sufficient test: both bounds round to the same float64 ``v`` (flint rounds to
+    nearest, ties to even, subnormals and overflow included), so the ball lies inside
+    the float64 rounding interval of ``v``, strictly between ``v``'s float64 neighbours;
+    and the neighbours round to the same value of every narrower format. Rounding is
+    monotone, so every value between them rounds alike. A ``False`` is not a verdict:
+    :func:`decides` settles it exactly (a value exactly on a narrower format's tie)."""
+    lo = np.array([b.lo64 for b in found], dtype=np.float64)
+    hi = np.array([b.hi64 for b in found], dtype=np.float64)
+    ok = lo == hi  # NaN (no ball) compares unequal
+    narrower = [f for f in fmts if f.name != "float64"]
+    if narrower and ok.any():
+        with np.errstate(invalid="ignore", over="ignore"):
+            below, above = np.nextafter(lo, -np.inf), np.nextafter(lo, np.inf)
+        for f in narrower:
+            ok &= to_format(below, f) == to_format(above, f)
+    return ok
 
 
 def certify_point(
@@ -74,37 +141,58 @@ def certify_point(
     formats: Sequence[str] = tuple(FORMATS),
 ) -> dict[Partial, Ball]:
     """A ball per partial at ``point`` (the inputs as the dtype holds them, exactly)."""
+    return certify_points(case, [point], partials, formats)[0]
+
+
+def certify_points(
+    case: Case,
+    points: Sequence[dict[str, float]],
+    partials: Sequence[Partial],
+    formats: Sequence[str] = tuple(FORMATS),
+) -> list[dict[Partial, Ball]]:
+    """A ball per partial at every point (the inputs as the dtype holds them, exactly):
+    the points go through each precision together, and what a precision decides leaves
+    the batch."""
     spec = case.reference
     if spec.registered:
         reason = "a registered reference: verified by its own method, not certified"
-        return {p: Ball(None, None, 0, reason) for p in partials}
+        return [{p: Ball(None, None, 0, reason) for p in partials} for _ in points]
     fmts = [FORMATS[f] for f in formats]
     names = case.input_names
     jet_partials = tuple(p for p in partials if p not in spec.derivatives)
     space = space_for(jet_partials or ((),), names)
     value_space = space_for(((),), names)
-    done: dict[Partial, Ball] = {}
-    last: dict[Partial, Ball] = {}
+    done: list[dict[Partial, Ball]] = [{} for _ in points]
+    pending = list(range(len(points)))
     bits = _START_BITS
-    while len(done) < len(partials) and bits <= MAX_BITS:
+    while pending and bits <= MAX_BITS:
         with balls.working_bits(bits):
-            pt = {k: arb(float(v)) for k, v in point.items()}
-            found = _evaluate(case, pt, partials, jet_partials, space, value_space, bits)
-        for p in partials:
-            if p in done:
-                continue
-            ball = found[p]
-            last[p] = ball
-            if ball.lower is not None and all(decides(ball, f) for f in fmts):
-                done[p] = ball
-            elif ball.lower is None and ball.reason.startswith(_FINAL):
-                done[p] = ball  # nothing a higher precision would change
+            found = {
+                i: _evaluate(
+                    case,
+                    {k: arb(float(v)) for k, v in points[i].items()},
+                    partials,
+                    jet_partials,
+                    space,
+                    value_space,
+                    bits,
+                )
+                for i in pending
+            }
+        flat = [(i, p, found[i][p]) for i in pending for p in partials if p not in done[i]]
+        fast = _decided_fast([b for _, _, b in flat], fmts)
+        last = bits * 2 > MAX_BITS
+        for (i, p, ball), quick in zip(flat, fast):
+            if quick or (ball.bounded and all(decides(ball, f) for f in fmts)):
+                ball.settled = True
+                done[i][p] = ball
+            elif not ball.bounded and ball.reason.startswith(_FINAL):
+                done[i][p] = ball  # nothing a higher precision would change
+            elif last:
+                reason = ball.reason or f"the ball is still too wide at {MAX_BITS} bits"
+                done[i][p] = Ball(ball._lo, ball._hi, ball.bits, reason)
+        pending = [i for i in pending if len(done[i]) < len(partials)]
         bits *= 2
-    for p in partials:
-        if p not in done:
-            ball = last[p]
-            reason = ball.reason or f"the ball is still too wide at {MAX_BITS} bits"
-            done[p] = Ball(ball.lower, ball.upper, ball.bits, reason)
     return done
 
 
@@ -144,4 +232,4 @@ def _ball(x: arb, bits: int) -> Ball:
         return Ball(None, None, bits, "no derivative exists here (a kink or a switch point)")
     if not x.is_finite():
         return Ball(None, None, bits, "")
-    return Ball(mpf_of(x.lower()), mpf_of(x.upper()), bits)
+    return Ball(x.lower(), x.upper(), bits)

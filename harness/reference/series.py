@@ -45,15 +45,16 @@ def evaluate_series(node: ex.Node, point: Mapping[str, arb], name: str, n: int) 
 
 
 def _series_of(node: ex.Node, point: Mapping[str, arb], name: str, n: int):
-    memo: dict[ex.Node, arb_series] = {}
+    # By identity: a value-keyed memo would hash the node's whole subtree at every visit.
+    memo: dict[int, arb_series] = {}
 
     def const(value) -> arb_series:
         return arb_series([value], prec=n + 1)
 
     def go(m: ex.Node) -> arb_series:
-        hit = memo.get(m)
+        hit = memo.get(id(m))
         if hit is None:
-            hit = memo[m] = _go(m)
+            hit = memo[id(m)] = _go(m)
         return hit
 
     def value(s: arb_series):

@@ -1,17 +1,21 @@
-"""The reference table of a case, and the store of verified values behind it.
+"""The reference table of a case, and the store of reference values behind it.
 
-:func:`compute_reference` verifies every partial at every point (:mod:`harness.reference.verify`)
-and lays out one row per (dtype, point, partial), with the finite-difference error model
-(:mod:`harness.numerics.fd_model`) and the reference at inputs as the platform's flush reads them
-(:mod:`harness.numerics.flush`). :class:`ReferenceStore` holds the verified values, cached per case
-in a Parquet file named by a hash of what they depend on (the function, the reference,
-the precision settings); a rerun computes only the (point, partial) pairs it has not
-seen. No TensorFlow here.
+:func:`compute_reference` settles every partial at every point and lays out one row per
+(dtype, point, partial), with the finite-difference error model
+(:mod:`harness.numerics.fd_model`) and the reference at inputs as the platform's flush
+reads them (:mod:`harness.numerics.flush`). :class:`ReferenceStore` holds the values: Arb
+balls first (:mod:`harness.reference.certify`), mpmath's two-precision verification
+(:mod:`harness.reference.verify`) where no ball settles a value and on a cross-check
+sample, cached per case in a Parquet file named by a hash of what they depend on (the
+function, the reference, the precision settings); a rerun computes only the (point,
+partial) pairs it has not seen. No TensorFlow here.
 """
 
 from __future__ import annotations
 
 import math
+import struct
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -29,14 +33,13 @@ from harness.reference.cache import (
     cache_path,
     decode_ball,
     decode_value,
-    encode_ball,
     encode_verified,
     load_cache,
     read_cache,
     save_cache,
     shard_dir,
 )
-from harness.reference.certify import UNDEFINED, Ball, certify_point, decides
+from harness.reference.certify import UNDEFINED, Ball, certify_points, decides
 from harness.reference.verify import (
     DECIMAL_DIGITS,
     ReferenceSettings,
@@ -46,6 +49,23 @@ from harness.reference.verify import (
 )
 
 __all__ = ["ReferenceStore", "cache_key", "compute_reference", "reference_rows"]
+
+#: The mpmath entry of a (point, partial) where mpmath did not run.
+_NOT_RUN = ("", math.nan, 0, "")
+
+
+def _settled(ball_entry: tuple | None) -> bool:
+    """Whether a cached ball decides every format, or proves there is no value."""
+    if ball_entry is None:
+        return False
+    text, _, _, reason = ball_entry
+    return bool(text) and not reason or reason.startswith(UNDEFINED)
+
+
+def _sampled(key: tuple[float, ...], every: int) -> bool:
+    """One point in ``every``, chosen by a hash of its inputs' bits (the same points in
+    every run and every job)."""
+    return zlib.crc32(struct.pack(f"<{len(key)}d", *key)) % every == 0
 
 
 class ReferenceStore:
@@ -85,14 +105,53 @@ class ReferenceStore:
         keys: Sequence[tuple[float, ...]],
         partials: Sequence[Partial],
         progress: Callable[[int, int], None] | None = None,
+        cross_check: bool = False,
     ) -> int:
-        """Verify ``partials`` at every point in ``keys`` the cache lacks; returns how many
-        points were computed."""
+        """Make ``partials`` known at every point in ``keys``; returns how many points were
+        computed.
+
+        Arb is the oracle of a closed-form reference (:meth:`certify`): a ball that
+        decides every format settles the value. mpmath's two-precision verification runs
+        only where no ball settles a partial (a function with no Arb kernel, a ball still
+        too wide), for registered references, and, with ``cross_check``, at one point in
+        ``settings.cross_check`` (by a hash of the inputs) as an independent check of the
+        balls: an mpmath value outside its ball makes the row a reference bug."""
+        keys = list(dict.fromkeys(keys))
+        if not self.verify:
+            return self._compute(keys, partials, estimate_point, progress)
+        closed = not self.case.reference.registered
+        certified = set(self.certify(keys, partials)) if closed else set()
+        every = self.settings.cross_check
+        labels = {p: self.case.label(p) for p in partials}
+        todo: dict[tuple[Partial, ...], list] = {}
+        for key in keys:
+            checked = cross_check and every > 0 and _sampled(key, every)
+            entry = self.cache.get(key, {})
+            need = tuple(
+                p
+                for p in partials
+                if not (closed and not checked and _settled(entry.get(labels[p] + BALL_SUFFIX)))
+                and labels[p] not in entry
+            )
+            if need:
+                todo.setdefault(need, []).append(key)
+        done = 0
+        total = sum(len(k) for k in todo.values())
+        for need, some in todo.items():
+            self._compute(some, need, verify_point, None)
+            done += len(some)
+            if progress:
+                progress(done, total)
+        computed = len(certified | {k for some in todo.values() for k in some})
+        self.computed += computed
+        return computed
+
+    def _compute(self, keys, partials, compute, progress) -> int:
+        """mpmath at ``keys`` for ``partials`` (verified, or one estimate each)."""
         labels = {p: self.case.label(p) for p in partials}
         wanted = set(labels.values())
-        missing = [k for k in dict.fromkeys(keys) if not wanted <= set(self.cache.get(k, ()))]
+        missing = [k for k in keys if not wanted <= set(self.cache.get(k, ()))]
         fn = evaluator(self.case, partials)
-        compute = verify_point if self.verify else estimate_point
         for i, key in enumerate(missing):
             verified = compute(fn, dict(zip(self.names, key)), partials, self.settings)
             entry = self.cache.setdefault(key, {})
@@ -100,47 +159,60 @@ class ReferenceStore:
             self.added.add(key)
             if progress:
                 progress(i + 1, len(missing))
-        self.computed += len(missing)
+        if not self.verify:
+            self.computed += len(missing)
         return len(missing)
 
-    def certify(self, keys: Sequence[tuple[float, ...]], partials: Sequence[Partial]) -> int:
+    def certify(self, keys: Sequence[tuple[float, ...]], partials: Sequence[Partial]) -> list:
         """An Arb ball (:mod:`harness.reference.certify`) for ``partials`` at every point
-        in ``keys`` the cache lacks one for; returns how many points were computed."""
+        in ``keys`` the cache lacks one for; returns the points computed."""
         if not self.verify:
-            return 0
+            return []
         labels = {p: self.case.label(p) + BALL_SUFFIX for p in partials}
         wanted = set(labels.values())
         missing = [k for k in dict.fromkeys(keys) if not wanted <= set(self.cache.get(k, ()))]
-        for key in missing:
-            found = certify_point(self.case, dict(zip(self.names, key)), partials)
+        found = certify_points(self.case, [dict(zip(self.names, k)) for k in missing], partials)
+        for key, balls in zip(missing, found):
             entry = self.cache.setdefault(key, {})
-            entry.update({labels[p]: encode_ball(b) for p, b in found.items()})
+            # Balls stay objects until the cache is saved (encoding them costs more than
+            # computing them); one without bounds is its reason.
+            entry.update(
+                {
+                    labels[p]: (b if b.bounded else "", 0.0, b.bits, b.reason)
+                    for p, b in balls.items()
+                }
+            )
             self.added.add(key)
         self.balls_computed += len(missing)
-        return len(missing)
+        return missing
 
     def ball(self, key: tuple[float, ...], partial: Partial) -> Ball | None:
         """The point's Arb ball, or ``None`` where none was computed (a point only the
-        bisection of edges visited)."""
+        bisection of edges visited, a registered reference)."""
         entry = self.cache.get(key, {}).get(self.case.label(partial) + BALL_SUFFIX)
-        return None if entry is None else decode_ball(entry)
+        if entry is None or isinstance(entry[0], Ball):
+            return None if entry is None else entry[0]
+        return decode_ball(entry)
 
     def entry(self, key: tuple[float, ...], partial: Partial) -> tuple[str, float, int, str]:
-        return self.cache[key][self.case.label(partial)]
+        """mpmath's ``(value, digits, precision, message)``; ``("", nan, 0, "")`` where
+        mpmath did not run (a ball settled the value)."""
+        return self.cache[key].get(self.case.label(partial), _NOT_RUN)
 
     def value(self, key: tuple[float, ...], partial: Partial):
-        """The reference value as an mpf: mpmath's verified value (read back far above
-        every format's precision), else the centre of an Arb ball that decides the value
-        in float64 (an exact 0 that two precisions cannot verify), else ``None``."""
+        """The reference value as an mpf: the centre of an Arb ball that decides every
+        format, else mpmath's verified value (read back far above every format's
+        precision), else the centre of a ball that decides float64, else ``None``."""
+        ball = self.ball(key, partial)
+        if ball is not None and ball.bounded and not ball.reason:
+            return ball.centre()
         hit = self.verified(key, partial)
-        if hit is None:
-            ball = self.ball(key, partial)
-            if ball is not None and decides(ball, FORMATS["float64"]):
-                hit = ball.centre()
+        if hit is None and ball is not None and decides(ball, FORMATS["float64"]):
+            hit = ball.centre()
         return hit
 
     def verified(self, key: tuple[float, ...], partial: Partial):
-        """mpmath's verified value, or ``None`` where it did not verify."""
+        """mpmath's verified value, or ``None`` where it did not verify (or did not run)."""
         text = self.entry(key, partial)[0]
         if not text:
             return None
@@ -200,8 +272,7 @@ def compute_reference(
     for frame in points.values():
         for row in frame[names].itertuples(index=False, name=None):
             unique.setdefault(tuple(float(v) for v in row), None)
-    computed = store.ensure(list(unique), list(case.partials), progress)
-    store.certify(list(unique), list(case.partials))
+    computed = store.ensure(list(unique), list(case.partials), progress, cross_check=True)
     table = reference_rows(case, points, store)
     store.save()
     counts = {
@@ -210,6 +281,7 @@ def compute_reference(
         "stencil_points": store.computed - computed,
         "rows": len(table),
         "certified": int(table["certified"].sum()),
+        "cross_checked": int(table["cross_checked"].sum()),
         # Rows whose value certainly does not exist (0/0, a kink): nothing to certify.
         "undefined": int((~table["reliable"] & table["ball_note"].str.startswith(UNDEFINED)).sum()),
     }
@@ -261,6 +333,7 @@ def reference_rows(
                         "ball_mid": ref.ball_mid,
                         "ball_rad": ref.ball_rad,
                         "ball_note": ref.ball_note,
+                        "cross_checked": ref.cross_checked,
                     }
                 )
     table = pd.DataFrame(rows)
@@ -280,9 +353,10 @@ def reference_rows(
 
 
 class Rounded(NamedTuple):
-    """One row's reference: ``oracle`` is ``arb`` where the ball decides the dtype's value
-    (the mpmath value, where verified, lies inside it), ``mpmath`` where only the
-    two-precision verification stands (``ball_note`` says why), ``""`` where neither."""
+    """One row's reference: ``oracle`` is ``arb`` where the ball decides the dtype's value,
+    ``mpmath`` where only the two-precision verification stands (``ball_note`` says
+    why), ``""`` where neither; ``cross_checked`` where mpmath verified the value too and
+    it lies inside the ball."""
 
     reliable: bool
     mantissa: float
@@ -295,42 +369,62 @@ class Rounded(NamedTuple):
     ball_rad: str = ""
     ball_note: str = ""
     message: str = ""  # replaces the mpmath message where the ball changes the verdict
+    cross_checked: bool = False
 
 
 def _judge_reference(value, ball: Ball | None, fmt, entry: tuple) -> Rounded:
+    """The row's reference from mpmath's verified ``value`` (``None``: it did not verify,
+    or did not run) and the Arb ``ball``."""
     note = "no Arb ball at this point" if ball is None else ball.reason
     mid = rad = ""
-    certified = False
-    if ball is not None and ball.lower is not None:
+    ran = entry is not _NOT_RUN
+    if ball is not None and ball.bounded:
         centre = ball.centre()
         with mpmath.workprec(2 * KEEP_BITS + 16):
             mid = mpmath.nstr(centre, DECIMAL_DIGITS)
             rad = mpmath.nstr((ball.upper - ball.lower) / 2, 5)
-        certified = decides(ball, fmt)
+        # A ball without a reason decides every format (see certify_points).
+        certified = not ball.reason or decides(ball, fmt)
         if not certified:
             note = note or f"the ball does not decide the {fmt.name} value at {ball.bits} bits"
-        if value is not None and not ball.contains(value):
+        if value is not None and _contradicts(ball, value, entry[1]):
             return Rounded(
                 False, math.nan, 0, math.nan, "", False, "", mid, rad, note,
                 f"reference bug: the mpmath value {mpmath.nstr(value, 20)} lies outside the "
                 f"Arb ball [{mpmath.nstr(ball.lower, 20)}, {mpmath.nstr(ball.upper, 20)}]",
             )  # fmt: skip
-        if value is None and certified:
-            # The ball decides what two precisions could not (an exact 0 by symmetry).
-            value = centre
-            message = f"certified by Arb at {ball.bits} bits; mpmath: {entry[3]}"
-            return _rounded(value, fmt, True, mid, rad, message)
+        if certified:
+            # Arb is the oracle; mpmath, where it ran, agreed (or could not verify: an
+            # exact 0 by symmetry that two precisions cannot decide).
+            message = (
+                f"certified by Arb at {ball.bits} bits; mpmath: {entry[3]}"
+                if (ran and value is None)
+                else ""
+            )
+            return _rounded(centre, fmt, True, mid, rad, message, "", value is not None)
     if value is None:
-        return Rounded(False, math.nan, 0, math.nan, "", False, "", mid, rad, note)
-    if certified:
-        return _rounded(value, fmt, True, mid, rad, "")
+        message = "" if ran else note
+        return Rounded(False, math.nan, 0, math.nan, "", False, "", mid, rad, note, message)
     return _rounded(value, fmt, False, mid, rad, "", note)
 
 
-def _rounded(value, fmt, certified: bool, mid: str, rad: str, message: str, note: str = ""):
+def _contradicts(ball: Ball, value, digits: float) -> bool:
+    """Whether the ball contradicts mpmath's claim: ``value`` right to the ``digits`` on
+    which two precisions agreed, as the cache keeps it (:data:`KEEP_BITS`, rounded to
+    odd). A ball narrower than that claim may exclude the value and still agree."""
+    if ball.contains(value):
+        return False
+    with mpmath.workprec(2 * KEEP_BITS + 16):
+        slack = abs(value) * max(
+            mpmath.mpf(10) ** -min(digits, 1e6), mpmath.ldexp(1, 2 - KEEP_BITS)
+        )
+        return not (ball.lower - slack <= value <= ball.upper + slack)
+
+
+def _rounded(value, fmt, certified, mid, rad, message, note="", checked=False) -> Rounded:
     with mpmath.workprec(2 * KEEP_BITS + 16):
         man, exp = mpmath.frexp(value)
         return Rounded(
             True, float(man), int(exp), round_mpf(value, fmt), mpmath.nstr(value, DECIMAL_DIGITS),
-            certified, "arb" if certified else "mpmath", mid, rad, note, message,
+            certified, "arb" if certified else "mpmath", mid, rad, note, message, checked,
         )  # fmt: skip

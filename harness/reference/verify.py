@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 #: Bump when the reference arithmetic changes, so cached values are recomputed.
-REFERENCE_VERSION = 3
+REFERENCE_VERSION = 4
 #: Significant digits of the decimal string kept for people (>= 25 by the design).
 DECIMAL_DIGITS = 30
 
@@ -62,6 +62,10 @@ class ReferenceSettings:
     precision: int = 50
     verify_digits: int = 25
     max_precision: int = 2000
+    #: Where Arb settles the reference, mpmath cross-checks one point of the case's own
+    #: in this many (0: none; 1: every point). Not part of the cache key: a cache with
+    #: fewer cross-checks gains the missing ones when a run asks for more.
+    cross_check: int = 8
 
 
 #: CPU seconds one point may take before its unverified partials are given up as
