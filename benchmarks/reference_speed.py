@@ -11,8 +11,8 @@ partial of the case, CPU seconds of:
   mpmath where no ball settles a value), without and with the mpmath cross-check of one
   point in ``ReferenceSettings.cross_check``;
 
-and the point-orders (points x partials) each settles per CPU-second. No cache: every
-point is computed. With ``--stage``, also the CPU seconds of the whole reference stage
+and the point-orders (points x partials) each settles per CPU-second: medians of 5 rounds
+(3 for mpmath). No cache: every point is computed. With ``--stage``, also the CPU seconds of the whole reference stage
 (``harness.pipeline.reference_stage``: values, error model, flushed inputs, tables) of
 every case of the default study, cold cache.
 
@@ -21,6 +21,7 @@ every case of the default study, cold cache.
 
 from __future__ import annotations
 
+import statistics
 import sys
 import tempfile
 import time
@@ -33,6 +34,8 @@ from harness.reference.table import ReferenceStore
 from harness.reference.verify import ReferenceSettings, evaluator, verify_point
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
+#: Each measurement is the median of this many rounds.
+ROUNDS = 5
 
 
 def unique_points(case) -> list[dict[str, float]]:
@@ -51,6 +54,13 @@ def _cpu(fn):
     return out, time.process_time() - t0
 
 
+def _median_cpu(fn, rounds: int = ROUNDS):
+    """The last result and the median CPU seconds of ``rounds`` calls (the first call
+    also pays one-time costs: Arb caches constants such as log 2 per precision)."""
+    runs = [_cpu(fn) for _ in range(rounds)]
+    return runs[-1][0], statistics.median(cpu for _, cpu in runs)
+
+
 def measure(name: str) -> None:
     case = load_case(Path("cases") / f"{name}.yaml")
     points = unique_points(case)
@@ -59,8 +69,8 @@ def measure(name: str) -> None:
     n = len(points) * len(partials)
     settings = ReferenceSettings()
     fn = evaluator(case)
-    verified, mp = _cpu(lambda: [verify_point(fn, p, partials, settings) for p in points])
-    balls, arb = _cpu(lambda: certify_points(case, points, partials))
+    verified, mp = _median_cpu(lambda: [verify_point(fn, p, partials, settings) for p in points], 3)
+    balls, arb = _median_cpu(lambda: certify_points(case, points, partials))
     print(f"{name}: {len(points)} points x {len(partials)} partials = {n} point-orders")
     n_verified = sum(v.value is not None for got in verified for v in got.values())
     n_balls = sum(b.settled for got in balls for b in got.values())
@@ -70,8 +80,10 @@ def measure(name: str) -> None:
         f" ({mp / arb:.1f}x)"
     )
     for every in (0, settings.cross_check):
-        store = ReferenceStore(case, ReferenceSettings(cross_check=every), None)
-        _, cpu = _cpu(lambda s=store: s.ensure(keys, partials, cross_check=True))
+        fresh = ReferenceSettings(cross_check=every)  # a new store each round: no memo
+        _, cpu = _median_cpu(
+            lambda s=fresh: ReferenceStore(case, s, None).ensure(keys, partials, cross_check=True)
+        )
         label = "no cross-check" if not every else f"cross-check 1 in {every}"
         print(f"  harness store, {label + ':':22s} {cpu:6.2f} CPU s, {n / cpu:9,.0f} per CPU s")
 

@@ -339,7 +339,10 @@ def evaluate(node: ex.Node, point: Mapping[str, arb], space: JetSpace) -> BallJe
             return u.compose(_kernel(n.func, u.value, space.total))
         raise Unsupported(f"cannot evaluate {type(n).__name__}")
 
-    return go(node)
+    try:
+        return go(node)
+    finally:
+        memo.clear()  # go and _go reach each other (a cycle): keep it from holding the jets
 
 
 def _switch(chosen: BallJet, other: BallJet, steady: frozenset[int] = frozenset()) -> BallJet:

@@ -115,7 +115,10 @@ def _series_of(node: ex.Node, point: Mapping[str, arb], name: str, n: int):
             return out
         raise Unsupported(f"cannot evaluate {type(m).__name__}")
 
-    return go(node)
+    try:
+        return go(node)
+    finally:
+        memo.clear()  # go and _go reach each other (a cycle): keep it from holding the jets
 
 
 def _series_pow(a, b, value, n: int):
