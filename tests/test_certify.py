@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
 from harness.cases.points import generate, represent
-from harness.reference.certify import certify_point, decides
+from harness.reference.certify import certify_point, decides, mpf_of
 from harness.reference.table import compute_reference
 from harness.reference.verify import ReferenceSettings, evaluator, verify_point
 
@@ -264,3 +264,30 @@ def test_arb_is_the_oracle_and_mpmath_cross_checks_a_sample():
     store.ensure([(x,) for x in rows["x"]], list(case.partials), cross_check=True)
     labels = {case.label(p) for p in case.partials}
     assert not any(labels & set(entry) for entry in store.cache.values())
+
+
+def test_series_per_variable_and_mixed_jets_agree_with_one_full_jet():
+    # logistic's partials: in t, r and y0 alone (one power series per variable) and the
+    # mixed (r, y0) (ball jets over r and y0 only); one ball jet over every input and
+    # order gives overlapping balls, and the certified values lie in both.
+    from flint import arb
+
+    from harness.reference import balls
+    from harness.reference.jets import space_for
+
+    case = load_case(CASES / "logistic.yaml")
+    partials = list(case.partials)
+    assert any(len(set(p)) > 1 for p in partials) and any(len(set(p)) == 1 for p in partials)
+    space = space_for(tuple(partials), case.input_names)
+    for point in (
+        {"t": 138.62943611198906, "r": 0.01, "y0": 0.5},
+        {"t": 3.0, "r": 1.0, "y0": 1e-3},
+    ):
+        got = certify_point(case, point, partials)
+        with balls.working_bits(256):
+            at = {k: arb(v) for k, v in point.items()}
+            jet = balls.evaluate(case.reference.expression, at, space)
+            for p in partials:
+                full = jet.derivative(p)
+                lo, hi = mpf_of(full.lower()), mpf_of(full.upper())
+                assert got[p].settled and got[p].lower <= hi and lo <= got[p].upper, (point, p)

@@ -1,8 +1,9 @@
 """Certified reference values: an Arb ball per partial, narrow enough to decide every dtype.
 
-:func:`certify_points` evaluates the case's reference over ball jets
-(:mod:`harness.reference.balls`; one-variable ones by flint's power series,
-:mod:`harness.reference.series`) at doubling precisions, 128 bits up to
+:func:`certify_points` evaluates the case's reference in ball arithmetic (partials in
+one variable by a flint power series per variable, :mod:`harness.reference.series`;
+mixed partials by ball jets over the variables they mix, :mod:`harness.reference.balls`)
+at doubling precisions, 128 bits up to
 :data:`MAX_BITS`, until every partial's ball rounds to one value in every format
 (``round(lower) == round(upper)``: the value, or 0, or ±inf, certainly) or the
 precision runs out. The points go through together, one precision at a time, and most
@@ -162,10 +163,12 @@ def certify_points(
     fmts = [FORMATS[f] for f in formats]
     names = case.input_names
     jet_partials = tuple(p for p in partials if p not in spec.derivatives)
-    space = space_for(jet_partials or ((),), names)
-    value_space = space_for(((),), names)
+    # Mixed partials need multivariate ball jets, over only what they differentiate; the
+    # rest go by one power series per variable.
+    mixed = tuple(p for p in jet_partials if len(set(p)) > 1)
+    space = space_for(mixed, names) if mixed else None
     with _no_cyclic_gc():
-        return _certify(case, points, partials, fmts, jet_partials, space, value_space)
+        return _certify(case, points, partials, fmts, jet_partials, space)
 
 
 @contextlib.contextmanager
@@ -184,7 +187,7 @@ def _no_cyclic_gc():
             gc.enable()
 
 
-def _certify(case, points, partials, fmts, jet_partials, space, value_space) -> list:
+def _certify(case, points, partials, fmts, jet_partials, space) -> list:
     done: list[dict[Partial, Ball]] = [{} for _ in points]
     pending = list(range(len(points)))
     bits = _START_BITS
@@ -197,7 +200,6 @@ def _certify(case, points, partials, fmts, jet_partials, space, value_space) -> 
                     partials,
                     jet_partials,
                     space,
-                    value_space,
                     bits,
                 )
                 for i in pending
@@ -219,35 +221,50 @@ def _certify(case, points, partials, fmts, jet_partials, space, value_space) -> 
     return done
 
 
-def _evaluate(case, pt, partials, jet_partials, space, value_space, bits) -> dict:
+def _evaluate(case, pt, partials, jet_partials, space, bits) -> dict:
     out: dict[Partial, Ball] = {}
     spec = case.reference
-    if jet_partials:
-        moving = [v for v, d in zip(space.names, space.max_degree) if d]
-        try:
-            if len(moving) == 1:
-                # One variable: flint's power series, one C call per operation.
-                coeffs = evaluate_series(spec.expression, pt, moving[0], space.total)
-                for p in jet_partials:
-                    out[p] = _ball(coeffs[len(p)] * math.factorial(len(p)), bits)
-            else:
-                jet = balls.evaluate(spec.expression, pt, space)
-                for p in jet_partials:
-                    out[p] = _ball(jet.derivative(p), bits)
-        except balls.Undefined as exc:
-            out.update({p: Ball(None, None, bits, str(exc)) for p in jet_partials})
-        except balls.Unsupported as exc:
-            out.update({p: Ball(None, None, bits, f"Arb: {exc}") for p in jet_partials})
+    single = [p for p in jet_partials if len(set(p)) <= 1]
+    mixed = [p for p in jet_partials if len(set(p)) > 1]
+    groups = [
+        (single, lambda: _unmixed(spec.expression, pt, case.input_names, single)),
+        (mixed, lambda: _mixed(spec.expression, pt, space, mixed)),
+    ]
     for p in partials:
-        if p in jet_partials:
+        if p not in jet_partials:
+            node = spec.derivatives[p]
+            groups.append(([p], lambda node=node: _unmixed(node, pt, case.input_names, [()])))
+    for group, compute in groups:
+        if not group:
             continue
         try:
-            out[p] = _ball(balls.evaluate(spec.derivatives[p], pt, value_space).value, bits)
+            found = compute()
+            if () in found and () not in group:  # a closed-form derivative's value
+                found = {group[0]: found[()]}
+            out.update({p: _ball(x, bits) for p, x in found.items()})
         except balls.Undefined as exc:
-            out[p] = Ball(None, None, bits, str(exc))
+            out.update({p: Ball(None, None, bits, str(exc)) for p in group})
         except balls.Unsupported as exc:
-            out[p] = Ball(None, None, bits, f"Arb: {exc}")
+            out.update({p: Ball(None, None, bits, f"Arb: {exc}") for p in group})
     return out
+
+
+def _mixed(node, pt, space, partials) -> dict:
+    """Mixed partials by multivariate ball jets over the variables they differentiate."""
+    jet = balls.evaluate(node, pt, space)
+    return {p: jet.derivative(p) for p in partials}
+
+
+def _unmixed(node, pt, names, partials) -> dict:
+    """Partials in one variable each (or none: the value), by one power series per
+    variable, to the highest order asked of it."""
+    orders: dict[str, int] = {}
+    for p in partials:
+        if p:
+            orders[p[0]] = max(orders.get(p[0], 0), len(p))
+    series = {v: evaluate_series(node, pt, v, n) for v, n in orders.items()}
+    value = next(iter(series.values()))[0] if series else evaluate_series(node, pt, names[0], 0)[0]
+    return {p: series[p[0]][len(p)] * math.factorial(len(p)) if p else value for p in partials}
 
 
 def _ball(x: arb, bits: int) -> Ball:
