@@ -222,31 +222,32 @@ def _certify(case, points, partials, fmts, jet_partials, space) -> list:
 
 
 def _evaluate(case, pt, partials, jet_partials, space, bits) -> dict:
-    out: dict[Partial, Ball] = {}
     spec = case.reference
+    names = case.input_names
+    if space is None and len(jet_partials) == len(partials):  # the common case, directly
+        return _settle(partials, bits, lambda: _unmixed(spec.expression, pt, names, partials))
     single = [p for p in jet_partials if len(set(p)) <= 1]
     mixed = [p for p in jet_partials if len(set(p)) > 1]
-    groups = [
-        (single, lambda: _unmixed(spec.expression, pt, case.input_names, single)),
-        (mixed, lambda: _mixed(spec.expression, pt, space, mixed)),
-    ]
+    out: dict[Partial, Ball] = {}
+    if single:
+        out.update(_settle(single, bits, lambda: _unmixed(spec.expression, pt, names, single)))
+    if mixed:
+        out.update(_settle(mixed, bits, lambda: _mixed(spec.expression, pt, space, mixed)))
     for p in partials:
-        if p not in jet_partials:
+        if p not in jet_partials:  # a closed-form derivative: its value
             node = spec.derivatives[p]
-            groups.append(([p], lambda node=node: _unmixed(node, pt, case.input_names, [()])))
-    for group, compute in groups:
-        if not group:
-            continue
-        try:
-            found = compute()
-            if () in found and () not in group:  # a closed-form derivative's value
-                found = {group[0]: found[()]}
-            out.update({p: _ball(x, bits) for p, x in found.items()})
-        except balls.Undefined as exc:
-            out.update({p: Ball(None, None, bits, str(exc)) for p in group})
-        except balls.Unsupported as exc:
-            out.update({p: Ball(None, None, bits, f"Arb: {exc}") for p in group})
+            out.update(_settle([p], bits, lambda: {p: _unmixed(node, pt, names, [()])[()]}))  # noqa: B023
     return out
+
+
+def _settle(group, bits: int, compute) -> dict:
+    """The balls ``compute()`` gives for ``group``; or, where it raises, the reason."""
+    try:
+        return {p: _ball(x, bits) for p, x in compute().items()}
+    except balls.Undefined as exc:
+        return {p: Ball(None, None, bits, str(exc)) for p in group}
+    except balls.Unsupported as exc:
+        return {p: Ball(None, None, bits, f"Arb: {exc}") for p in group}
 
 
 def _mixed(node, pt, space, partials) -> dict:
@@ -268,8 +269,12 @@ def _unmixed(node, pt, names, partials) -> dict:
 
 
 def _ball(x: arb, bits: int) -> Ball:
+    if x.is_finite():
+        lo, hi = x.lower(), x.upper()
+        ball = Ball.__new__(Ball)  # Ball(lo, hi, bits), without its checks: the hot path
+        ball._lo, ball._hi, ball.bits, ball.reason = lo, hi, bits, ""
+        ball.lo64, ball.hi64, ball.settled = float(lo), float(hi), False
+        return ball
     if x.is_nan():
         return Ball(None, None, bits, "no derivative exists here (a kink or a switch point)")
-    if not x.is_finite():
-        return Ball(None, None, bits, "")
-    return Ball(x.lower(), x.upper(), bits)
+    return Ball(None, None, bits, "")

@@ -121,17 +121,19 @@ class ReferenceStore:
             return self._compute(keys, partials, estimate_point, progress)
         closed = not self.case.reference.registered
         certified = set(self.certify(keys, partials)) if closed else set()
-        every = self.settings.cross_check
-        labels = {p: self.case.label(p) for p in partials}
+        every = self.settings.cross_check if cross_check else 0
+        labels = [(p, self.case.label(p)) for p in partials]
+        balls = [label + BALL_SUFFIX for _, label in labels]
         todo: dict[tuple[Partial, ...], list] = {}
         for key in keys:
-            checked = cross_check and every > 0 and _sampled(key, every)
             entry = self.cache.get(key, {})
+            checked = every > 0 and _sampled(key, every)
+            if closed and not checked and all(_settled(entry.get(b)) for b in balls):
+                continue  # Arb settled every partial: nothing for mpmath
             need = tuple(
                 p
-                for p in partials
-                if not (closed and not checked and _settled(entry.get(labels[p] + BALL_SUFFIX)))
-                and labels[p] not in entry
+                for (p, label), b in zip(labels, balls)
+                if not (closed and not checked and _settled(entry.get(b))) and label not in entry
             )
             if need:
                 todo.setdefault(need, []).append(key)
@@ -171,18 +173,18 @@ class ReferenceStore:
         labels = {p: self.case.label(p) + BALL_SUFFIX for p in partials}
         wanted = set(labels.values())
         missing = [k for k in dict.fromkeys(keys) if not wanted <= set(self.cache.get(k, ()))]
-        found = certify_points(self.case, [dict(zip(self.names, k)) for k in missing], partials)
+        names = self.names
+        found = certify_points(self.case, [dict(zip(names, k)) for k in missing], partials)
+        cache = self.cache
         for key, balls in zip(missing, found):
-            entry = self.cache.setdefault(key, {})
+            entry = cache.get(key)
+            if entry is None:
+                entry = cache[key] = {}
             # Balls stay objects until the cache is saved (encoding them costs more than
             # computing them); one without bounds is its reason.
-            entry.update(
-                {
-                    labels[p]: (b if b.bounded else "", 0.0, b.bits, b.reason)
-                    for p, b in balls.items()
-                }
-            )
-            self.added.add(key)
+            for p, b in balls.items():
+                entry[labels[p]] = (b if b.bounded else "", 0.0, b.bits, b.reason)
+        self.added.update(missing)
         self.balls_computed += len(missing)
         return missing
 
