@@ -38,6 +38,7 @@ __all__ = [
     "certify_points",
     "decides",
     "mpf_of",
+    "no_cyclic_gc",
 ]
 
 #: Reasons no precision would change: no value exists, or no kernel to compute one.
@@ -167,12 +168,12 @@ def certify_points(
     # rest go by one power series per variable.
     mixed = tuple(p for p in jet_partials if len(set(p)) > 1)
     space = space_for(mixed, names) if mixed else None
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         return _certify(case, points, partials, fmts, jet_partials, space)
 
 
 @contextlib.contextmanager
-def _no_cyclic_gc():
+def no_cyclic_gc():
     """Pause the cyclic garbage collector for a batch: its many small objects trigger
     full scans of everything the caller holds (a store's cache), which doubled the time
     of a batch inside the harness. Reference counting frees the values; the only cycles

@@ -39,7 +39,7 @@ from harness.reference.cache import (
     save_cache,
     shard_dir,
 )
-from harness.reference.certify import UNDEFINED, Ball, certify_points, decides
+from harness.reference.certify import UNDEFINED, Ball, certify_points, decides, no_cyclic_gc
 from harness.reference.verify import (
     DECIMAL_DIGITS,
     ReferenceSettings,
@@ -176,14 +176,15 @@ class ReferenceStore:
         names = self.names
         found = certify_points(self.case, [dict(zip(names, k)) for k in missing], partials)
         cache = self.cache
-        for key, balls in zip(missing, found):
-            entry = cache.get(key)
-            if entry is None:
-                entry = cache[key] = {}
-            # Balls stay objects until the cache is saved (encoding them costs more than
-            # computing them); one without bounds is its reason.
-            for p, b in balls.items():
-                entry[labels[p]] = (b if b.bounded else "", 0.0, b.bits, b.reason)
+        with no_cyclic_gc():
+            for key, balls in zip(missing, found):
+                entry = cache.get(key)
+                if entry is None:
+                    entry = cache[key] = {}
+                # Balls stay objects until the cache is saved (encoding them costs more
+                # than computing them); one without bounds is its reason.
+                for p, b in balls.items():
+                    entry[labels[p]] = (b if b.bounded else "", 0.0, b.bits, b.reason)
         self.added.update(missing)
         self.balls_computed += len(missing)
         return missing
