@@ -114,16 +114,19 @@ class ReferenceStore:
         if not self.verify:
             return self._compute(keys, partials, estimate_point, progress)
         closed = not self.case.reference.registered
-        certified = set(self.certify(keys, partials)) if closed else set()
+        certified = self.certify(keys, partials) if closed else []
+        settled = {k for k, done in certified if done}
         every = self.settings.cross_check if cross_check else 0
         labels = [(p, self.case.label(p)) for p in partials]
         balls = [label + BALL_SUFFIX for _, label in labels]
         todo: dict[tuple[Partial, ...], list] = {}
         for key in keys:
-            entry = self.cache.get(key, {})
             checked = every > 0 and _sampled(key, every)
+            if not checked and key in settled:
+                continue  # Arb settled every partial here just now: nothing for mpmath
+            entry = self.cache.get(key, {})
             if closed and not checked and all(_settled(entry.get(b)) for b in balls):
-                continue  # Arb settled every partial: nothing for mpmath
+                continue  # and here, from the cache
             need = tuple(
                 p
                 for (p, label), b in zip(labels, balls)
@@ -138,7 +141,7 @@ class ReferenceStore:
             done += len(some)
             if progress:
                 progress(done, total)
-        computed = len(certified | {k for some in todo.values() for k in some})
+        computed = len({k for k, _ in certified} | {k for some in todo.values() for k in some})
         self.computed += computed
         return computed
 
@@ -161,7 +164,9 @@ class ReferenceStore:
 
     def certify(self, keys: Sequence[tuple[float, ...]], partials: Sequence[Partial]) -> list:
         """An Arb ball (:mod:`harness.reference.certify`) for ``partials`` at every point
-        in ``keys`` the cache lacks one for; returns the points computed."""
+        in ``keys`` the cache lacks one for; returns the points computed, each with
+        whether its balls settle every partial (decide every format, or prove there is
+        no value)."""
         if not self.verify:
             return []
         labels = {p: self.case.label(p) + BALL_SUFFIX for p in partials}
@@ -170,6 +175,7 @@ class ReferenceStore:
         names = self.names
         found = certify_points(self.case, [dict(zip(names, k)) for k in missing], partials)
         cache = self.cache
+        out = []
         with no_cyclic_gc():
             for key, balls in zip(missing, found):
                 entry = cache.get(key)
@@ -177,11 +183,14 @@ class ReferenceStore:
                     entry = cache[key] = {}
                 # Balls stay objects until the cache is saved (encoding them costs more
                 # than computing them); one without bounds is its reason.
+                done = True
                 for p, b in balls.items():
                     entry[labels[p]] = (b if b.bounded else "", 0.0, b.bits, b.reason)
+                    done = done and (b.settled or b.reason.startswith(UNDEFINED))
+                out.append((key, done))
         self.added.update(missing)
         self.balls_computed += len(missing)
-        return missing
+        return out
 
     def ball(self, key: tuple[float, ...], partial: Partial) -> Ball | None:
         """The point's Arb ball, or ``None`` where none was computed (a point only the
