@@ -3,13 +3,15 @@ the bare TensorFlow script that computes the same derivatives (``overhead.py`` w
 it), each in a fresh process, for the pieces of the full setting that exceed the
 1.5 GB target.
 
-Usage: python benchmarks/memory_floor.py CASE:DTYPE:METHOD[:MODES] ...
-       (e.g. ratio:float32:forward nested_softplus:float64:forward:eager)
+Usage: python benchmarks/memory_floor.py CASE:DTYPE:METHOD[:MODES[:ORDERS[:POINTS]]] ...
+       (e.g. ratio:float32:forward nested_softplus:float64:forward:eager
+        ratio:float32:forward:eager:4 ratio:float32:forward:eager:0,1,2,3:16)
 
 For each piece it prints the wall time and peak RSS (``wait4``) of ``harness evaluate
-CASE --setting full --dtypes DTYPE --methods METHOD [--modes MODES] --no-bisect`` and of
-the bare script, and of ``python -c "import tensorflow"`` once: what TensorFlow itself
-holds before any derivative.
+CASE --setting full --dtypes DTYPE --methods METHOD [--modes MODES] [--orders ORDERS]
+[--points POINTS] --no-bisect`` and of the bare script, and of ``python -c "import
+tensorflow"`` once: what TensorFlow itself holds before any derivative. An empty field
+keeps the case's own (``ratio:float32:forward::4``: every mode, order 4).
 """
 
 from __future__ import annotations
@@ -38,21 +40,27 @@ def main(argv: list[str]) -> int:
     out = {"tensorflow_start_mb": round(peak)}
     for spec in argv:
         case_id, dtype, method, *rest = spec.split(":")
-        modes = rest[0].split(",") if rest else None
+        rest += [""] * (3 - len(rest))
+        modes = rest[0].split(",") if rest[0] else None
+        orders = [int(k) for k in rest[1].split(",")] if rest[1] else None
+        points = int(rest[2]) if rest[2] else None
         case_path = f"cases/{case_id}.yaml"
-        selection = Selection(dtypes=[dtype], methods=[method], modes=modes)
-        tag = f"_{dtype}_{method}" + (f"_{'_'.join(modes)}" if modes else "")
+        selection = Selection(
+            dtypes=[dtype], methods=[method], modes=modes, orders=orders, max_points=points
+        )
+        tag = "_".join(["", dtype, method, *(modes or []), *map(str, orders or []), rest[2]])
         script, npz = bare_script(case_path, "full", work, selection, tag)
         results = work / f"results{tag}"
         study = json.dumps({"setting": "full"})
         subprocess.run(
             [py, "-m", "harness", "reference", case_path, "--results", str(results),
-             "--study", study],
+             "--study", study, *(["--points", rest[2]] if points else [])],
             cwd=ROOT, env=env, check=True, capture_output=True,
         )  # fmt: skip
-        narrow = ["--dtypes", dtype, "--methods", method] + (
-            ["--modes", ",".join(modes)] if modes else []
-        )
+        narrow = ["--dtypes", dtype, "--methods", method]
+        narrow += ["--modes", ",".join(modes)] if modes else []
+        narrow += ["--orders", rest[1]] if orders else []
+        narrow += ["--points", rest[2]] if points else []
         harness = [py, "-m", "harness", "evaluate", case_path, "--backends", "tensorflow",
                    "--no-bisect", "--results", str(results), "--study", study, *narrow]  # fmt: skip
         h = timed(harness, env)
