@@ -3,6 +3,7 @@ isolation, interrupted runs. Real Snakemake, real TensorFlow, in a copy of the r
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -253,12 +254,19 @@ def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):
         start_new_session=True,
     )
     deadline = time.time() + 180
-    # Kill the whole run once one piece of an evaluation is written, the next in flight.
-    while time.time() < deadline and not list(
-        (where / "results").glob("*/tensorflow/*/evaluations.parquet")
-    ):
-        time.sleep(0.2)
-    time.sleep(1.5)
+    # Kill the whole run once Snakemake has recorded one piece of an evaluation as done
+    # (its metadata, named by the output's path in URL-safe base64), the next in flight.
+    # (Waiting a fixed time after the piece's file appeared missed the record on a
+    # loaded machine.)
+    metadata = where / ".snakemake" / "metadata"
+
+    def recorded() -> bool:
+        outputs = (where / "results").glob("*/tensorflow/*/evaluations.parquet")
+        names = (base64.urlsafe_b64encode(str(o.relative_to(where)).encode()) for o in outputs)
+        return any((metadata / n.decode()).exists() for n in names)
+
+    while time.time() < deadline and not recorded():
+        time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     # The kill must have caught the study unfinished, or this test shows nothing.
