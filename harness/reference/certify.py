@@ -59,7 +59,7 @@ class Ball:
     most balls are only ever rounded to floats and cached).
     """
 
-    __slots__ = ("_lo", "_hi", "bits", "reason", "lo64", "hi64", "settled")
+    __slots__ = ("_lo", "_hi", "bits", "reason", "lo64", "hi64")
 
     def __init__(self, lower, upper, bits: int, reason: str = ""):
         self._lo, self._hi = lower, upper
@@ -69,13 +69,17 @@ class Ball:
         self.lo64 = self.hi64 = math.nan
         if isinstance(lower, arb):
             self.lo64, self.hi64 = float(lower), float(upper)
-        #: Whether the ball decides every format (set by :func:`certify_points`).
-        self.settled = False
 
     @property
     def bounded(self) -> bool:
         """Whether there is a ball (``lower``/``upper``), without converting it."""
         return self._lo is not None
+
+    @property
+    def settled(self) -> bool:
+        """Whether the ball decides every format: :func:`certify_points` gives a ball that
+        does not a reason."""
+        return self._lo is not None and not self.reason
 
     def exact_bounds(self) -> tuple:
         """The bounds as given (exact arb or mpf), without converting them."""
@@ -210,7 +214,6 @@ def _certify(case, points, partials, fmts, jet_partials, space) -> list:
         last = bits * 2 > MAX_BITS
         for (i, p, ball), quick in zip(flat, fast):
             if quick or (ball.bounded and all(decides(ball, f) for f in fmts)):
-                ball.settled = True
                 done[i][p] = ball
             elif not ball.bounded and ball.reason.startswith(_FINAL):
                 done[i][p] = ball  # nothing a higher precision would change
@@ -274,7 +277,7 @@ def _ball(x: arb, bits: int) -> Ball:
         lo, hi = x.lower(), x.upper()
         ball = Ball.__new__(Ball)  # Ball(lo, hi, bits), without its checks: the hot path
         ball._lo, ball._hi, ball.bits, ball.reason = lo, hi, bits, ""
-        ball.lo64, ball.hi64, ball.settled = float(lo), float(hi), False
+        ball.lo64, ball.hi64 = float(lo), float(hi)
         return ball
     if x.is_nan():
         return Ball(None, None, bits, "no derivative exists here (a kink or a switch point)")

@@ -51,8 +51,7 @@ def judge_reference(value, ball: Ball | None, fmt, entry: tuple) -> Rounded:
         with mpmath.workprec(2 * KEEP_BITS + 16):
             mid = mpmath.nstr(centre, DECIMAL_DIGITS)
             rad = mpmath.nstr((ball.upper - ball.lower) / 2, 5)
-        # A ball without a reason decides every format (see certify_points).
-        certified = not ball.reason or decides(ball, fmt)
+        certified = ball.settled or decides(ball, fmt)
         if not certified:
             note = note or f"the ball does not decide the {fmt.name} value at {ball.bits} bits"
         if value is not None and _contradicts(ball, value, entry[1]):

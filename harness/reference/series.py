@@ -1,8 +1,8 @@
 """One-variable references by flint's power series: the fast path of the Arb oracle.
 
-Where every partial asked for is in one variable (softplus, composition, a sweep in
-``t``), the expression is evaluated as an ``arb_series`` in that variable: one C call per
-operation, where :func:`harness.reference.balls.evaluate` composes multivariate ball jets
+For the partials in one variable (all of softplus's and composition's; logistic's in
+``t``, in ``r`` and in ``y0``), the expression is evaluated as an ``arb_series`` in that
+variable, once per variable, compiled once per expression: one C call per operation, where :func:`harness.reference.balls.evaluate` composes multivariate ball jets
 coefficient by coefficient in Python. The kernels, their branch choices and what is
 undefined are :mod:`harness.reference.balls`'s; an exact switch point falls back to it.
 """
@@ -85,13 +85,13 @@ def _compile(node: ex.Node, name: str, n: int) -> Callable[[Mapping[str, arb]], 
             f = go(m.arg)
             return lambda pt: -f(pt)
         if isinstance(m, ex.Binary):
-            return _binary(m.op, go(m.left), go(m.right), n)
+            return _binary(m.op, go(m.left), go(m.right))
         if isinstance(m, ex.Where):
             return _where(m, go, COMPARE[m.cond.op])
         if isinstance(m, ex.Call):
             if m.func == "pow":
                 a, b = go(m.args[0]), go(m.args[1])
-                return lambda pt: _series_pow(a(pt), b(pt), _value, n)
+                return lambda pt: _series_pow(a(pt), b(pt))
             if m.func in ("abs", "maximum", "minimum"):
                 return _branch(m.func, [go(a) for a in m.args])
             if len(m.args) != 1 or m.func not in KERNELS:
@@ -111,7 +111,7 @@ def _unsupported(message: str) -> Callable:
     return unsupported
 
 
-def _binary(op: str, a: Callable, b: Callable, n: int) -> Callable:
+def _binary(op: str, a: Callable, b: Callable) -> Callable:
     if op == "add":
         return lambda pt: a(pt) + b(pt)
     if op == "sub":
@@ -126,7 +126,7 @@ def _binary(op: str, a: Callable, b: Callable, n: int) -> Callable:
             return x / y
 
         return div
-    return lambda pt: _series_pow(a(pt), b(pt), _value, n)
+    return lambda pt: _series_pow(a(pt), b(pt))
 
 
 def _where(m: ex.Where, go: Callable, compare: Callable) -> Callable:
@@ -174,14 +174,14 @@ def _kernel(func: str, arg: Callable, prec: int) -> Callable:
     return kernel
 
 
-def _series_pow(a, b, value, n: int):
+def _series_pow(a, b):
     c = b.coeffs()
     exponent = c[0] if c else arb(0)
     constant = all(x.is_zero() for x in c[1:])
     if constant and exponent.is_exact() and exponent.is_integer():
         k = int(exponent.unique_fmpz())
         if k < 0:
-            require_nonzero(value(a), "a negative power")
+            require_nonzero(_value(a), "a negative power")
         return a**k
-    require_positive(value(a), "a real power")
+    require_positive(_value(a), "a real power")
     return (b * a.log()).exp()

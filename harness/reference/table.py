@@ -186,7 +186,7 @@ class ReferenceStore:
                 done = True
                 for p, b in balls.items():
                     entry[labels[p]] = (b if b.bounded else "", 0.0, b.bits, b.reason)
-                    done = done and (b.settled or b.reason.startswith(UNDEFINED))
+                    done = done and _settled(entry[labels[p]])
                 out.append((key, done))
         self.added.update(missing)
         self.balls_computed += len(missing)
@@ -210,7 +210,7 @@ class ReferenceStore:
         format, else mpmath's verified value (read back far above every format's
         precision), else the centre of a ball that decides float64, else ``None``."""
         ball = self.ball(key, partial)
-        if ball is not None and ball.bounded and not ball.reason:
+        if ball is not None and ball.settled:
             return ball.centre()
         hit = self.verified(key, partial)
         if hit is None and ball is not None and decides(ball, FORMATS["float64"]):
