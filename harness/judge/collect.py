@@ -32,8 +32,8 @@ import pandas as pd
 from harness import provenance
 from harness.cases.points import segment_index
 from harness.judge.compare import OUTCOMES, input_columns
-from harness.judge.findings import edge_lookup, stable_intervals
-from harness.judge.summary import KEYS, NOT_FAILURES, ranked_failures, worst_point
+from harness.judge.findings import RUN_COLUMNS, edge_lookup, stable_intervals
+from harness.judge.summary import KEYS, NOT_FAILURES, worst_failure, worst_point
 from harness.results import read_metadata, read_table
 
 __all__ = [
@@ -121,21 +121,25 @@ def summarise_case(
     domains: bool = True,
     segments: dict | None = None,
     edges: pd.DataFrame | None = None,
+    memo: dict | None = None,
 ) -> pd.DataFrame:
     """Summary rows of one case's errors table (``domains=False``: skip the stable
     domains, the slow part, for a terminal summary; ``segments``: the intervals each
-    input was sampled from, which a stable domain never bridges)."""
+    input was sampled from, which a stable domain never bridges; ``memo``: the runs
+    :func:`harness.judge.findings.find` found in the same table, see there)."""
     free = _free_inputs(errors, inputs)
     lookup = edge_lookup(edges)
     rows = []
-    for key, group in errors.groupby(KEYS, sort=True, observed=True):
+    # Only the columns a summary row reads (taking a group's rows costs per column).
+    used = [*KEYS, *inputs, *RUN_COLUMNS, "case", "reference_rounded", "message"]
+    narrow = errors[[c for c in dict.fromkeys(used) if c in errors]]
+    for key, group in narrow.groupby(KEYS, sort=True, observed=True):
         counts = group["outcome"].value_counts()
         judged = group[group["outcome"] != "ref_unreliable"]
         bits = judged["bits"]
-        bad = ranked_failures(group)
+        w = worst_failure(group)
         worst = {}
-        if not bad.empty:
-            w = bad.iloc[0]
+        if w is not None:
             worst = {
                 "worst_inputs": json.dumps({n: float(w[n]) for n in inputs}),
                 "worst_got": float(w["value"]),
@@ -145,7 +149,7 @@ def summarise_case(
         if domains and len(free) == 1:
             # One swept input: the ok runs, with the exact edges the bisection found.
             pieces = (segments or {}).get(free[0])
-            domain = {free[0]: stable_intervals(group, free[0], pieces, lookup)}
+            domain = {free[0]: stable_intervals(group, free[0], pieces, lookup, memo)}
         else:
             domain = stable_domain(group, free, segments) if domains else {}
         rows.append(
@@ -167,7 +171,7 @@ def summarise_case(
                 "worst_got": worst.get("worst_got", np.nan),
                 "worst_wanted": worst.get("worst_wanted", ""),
                 "worst_outcome": worst.get("worst_outcome", ""),
-                "worst": worst_point(group, list(inputs)),
+                "worst": worst_point(group, list(inputs), w),
                 "stable_domain": domain_text(domain) if domains else "",
                 "stable_domain_json": json.dumps(domain) if domains else "",
             }
@@ -182,7 +186,7 @@ def file_digest(path: str | Path) -> str:
 
 
 def write_case_summary(
-    errors: pd.DataFrame, errors_path: str | Path, inputs, meta: dict, edges=None
+    errors: pd.DataFrame, errors_path: str | Path, inputs, meta: dict, edges=None, memo=None
 ) -> Path:
     """``summary.parquet`` beside a case's errors table (the compare stage writes it, so
     collect and the case's page read it instead of summarising again), tagged with the
@@ -190,7 +194,9 @@ def write_case_summary(
     from harness.results import write_table
 
     out = Path(errors_path).with_name("summary.parquet")
-    summary = summarise_case(errors, list(inputs), segments=meta.get("segments"), edges=edges)
+    summary = summarise_case(
+        errors, list(inputs), segments=meta.get("segments"), edges=edges, memo=memo
+    )
     write_table(summary, out, {**meta, "errors_sha256": file_digest(errors_path)})
     return out
 

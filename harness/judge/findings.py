@@ -38,6 +38,7 @@ from harness.judge.runs import runs
 
 __all__ = [
     "FINDING_COLUMNS",
+    "RUN_COLUMNS",
     "edge_lookup",
     "find",
     "stable_intervals",
@@ -100,12 +101,23 @@ def edge_lookup(edges: pd.DataFrame | None) -> dict:
     return out
 
 
-def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple):
+#: The columns of the errors table a finding reads beside the keys and the inputs (a
+#: table narrowed to fewer must not share a ``memo`` with :func:`find`).
+RUN_COLUMNS = ("outcome", "bits", "expected", "expectation_reason", "value", "reference")
+
+
+def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple, memo=None):
     """Runs of one combination as ``(run, lo, hi, lo_exact, hi_exact, lo_out, hi_out,
-    lo_open, hi_open, rows)`` (``rows``: the run's rows)."""
-    g = group[group["outcome"] != "flushed"].sort_values(axis, kind="stable")
-    x = g[axis].to_numpy(np.float64)
-    outcome = g["outcome"].astype(str).to_numpy()
+    lo_open, hi_open, rows)`` (``rows``: the run's rows; ``None`` for an ``ok`` run, which
+    no caller reads). ``memo``: a dict shared by the findings and the stable domains of
+    one errors table and its edges, so each combination's runs are found once."""
+    if memo is not None and (key, axis) in memo:
+        return memo[(key, axis)]
+    outcome = np.asarray(group["outcome"].to_numpy(), dtype=object)
+    x = group[axis].to_numpy(np.float64)
+    keep = np.flatnonzero(outcome != "flushed")
+    order = keep[np.argsort(x[keep], kind="stable")]
+    x, outcome = x[order], outcome[order].astype(str)
     piece = segment_index(x, pieces) if pieces else np.zeros(len(x), int)
     out = []
     for run in runs(outcome, piece):
@@ -123,17 +135,22 @@ def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple):
             else:
                 ends.append((float(x[inside]), False, float(x[outside]), False))
         (lo, lo_exact, lo_out, lo_open), (hi, hi_exact, hi_out, hi_open) = ends
-        rows = g.iloc[run.first : run.last + 1]
+        rows = None if run.outcome == "ok" else group.iloc[order[run.first : run.last + 1]]
         out.append((run, lo, hi, lo_exact, hi_exact, lo_out, hi_out, lo_open, hi_open, rows))
+    if memo is not None:
+        memo[(key, axis)] = out
     return out
 
 
 def _worst(rows: pd.DataFrame, outcomes: set[str]):
-    bad = rows[rows["outcome"].astype(str).isin(outcomes)]
-    if bad.empty:
+    """The first row with one of ``outcomes`` of the highest rank (no number first, then
+    bits of error); ``None``: no such row."""
+    bad = np.flatnonzero(rows["outcome"].isin(list(outcomes)).to_numpy())
+    if not len(bad):
         return None
-    rank = np.where(bad["bits"].isna(), np.inf, bad["bits"].to_numpy(np.float64))
-    return bad.iloc[int(np.argmax(rank))]
+    bits = rows["bits"].to_numpy(np.float64)[bad]
+    rank = np.where(np.isnan(bits), np.inf, bits)
+    return rows.iloc[int(bad[int(np.argmax(rank))])]
 
 
 def find(
@@ -142,9 +159,11 @@ def find(
     inputs: Sequence[str],
     segments: dict | None = None,
     case=None,
+    memo: dict | None = None,
 ) -> pd.DataFrame:
     """The findings of one case's errors table (and its edges from the evaluation); with
-    the ``case``, each gets its reproduction (:func:`harness.judge.reproduce.reproduce`)."""
+    the ``case``, each gets its reproduction (:func:`harness.judge.reproduce.reproduce`).
+    ``memo``: shared with :func:`stable_intervals` over the same table and edges."""
     if errors.empty:
         return pd.DataFrame(columns=FINDING_COLUMNS)
     case_id = str(errors["case"].iloc[0])
@@ -156,13 +175,16 @@ def find(
     if "backend" not in errors:
         errors = errors.assign(backend="tensorflow")
     keys = ["backend", "implementation", "method", "mode", "dtype", "partial"]
+    # Only the columns a finding reads: every run's rows are taken from the groups.
+    used = [*keys, *inputs, *RUN_COLUMNS]
+    narrow = errors[[c for c in dict.fromkeys(used) if c in errors]]
     merged: dict[tuple, dict] = {}
-    for key, group in errors.groupby(keys, sort=True, observed=True):
+    for key, group in narrow.groupby(keys, sort=True, observed=True):
         backend, impl, method, mode, dtype, label = key
         if one_axis:
             axis = free[0]
             pieces = (segments or {}).get(axis)
-            found = _intervals(group, axis, pieces, lookup, key)
+            found = _intervals(group, axis, pieces, lookup, key, memo)
         else:
             axis = ""
             found = _grid_sets(group, free or inputs[:1])
@@ -251,10 +273,14 @@ def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]
     # The worst point of the variant most ways share: a finite difference that merely
     # overlaps autodiff's interval does not speak for the finding.
     shared = [g for g in group if (g["lo"][0], g["hi"][0]) == (primary["lo"], primary["hi"])]
-    worst = _worst(pd.concat([g["rows"] for g in shared], ignore_index=True), set(counts))
+    if len(shared) < len(group):
+        shared_rows = pd.concat([g["rows"] for g in shared], ignore_index=True)
+    else:
+        shared_rows = rows
+    worst = _worst(shared_rows, set(counts))
     if worst is None:
         worst = _worst(rows, set(counts))
-    failing = rows[rows["outcome"].astype(str).isin(set(counts))]
+    failing = rows[rows["outcome"].isin(list(counts)).to_numpy()]
     held = failing["expected"] == "held"
     expected = bool(len(failing)) and bool(held.all())
     # The reasons of the expectations that cover it, wholly or in part (an expectation
@@ -362,7 +388,9 @@ def _grid_sets(group: pd.DataFrame, free: Sequence[str]):
     return out
 
 
-def stable_intervals(group: pd.DataFrame, axis: str, pieces, lookup: dict) -> list[list[float]]:
+def stable_intervals(
+    group: pd.DataFrame, axis: str, pieces, lookup: dict, memo: dict | None = None
+) -> list[list[float]]:
     """The stable domain of one combination along ``axis``: its ok runs, with the exact
     edges of the failures around them where the bisection found them and the input just
     outside the failure is ok (``lookup``: :func:`edge_lookup` of the case's edges)."""
@@ -372,7 +400,7 @@ def stable_intervals(group: pd.DataFrame, axis: str, pieces, lookup: dict) -> li
     if "backend" not in group:
         group = group.assign(backend="tensorflow")
     key = tuple(group[k].iloc[0] for k in columns)
-    found = _intervals(group, axis, pieces, lookup, key)
+    found = _intervals(group, axis, pieces, lookup, key, memo)
     out = []
     for k, (run, lo, hi, *_rest) in enumerate(found):
         if run.outcome != "ok":

@@ -34,9 +34,12 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
     keys = ["backend", "implementation", "dtype", "partial", "method", "mode"]
     where_rows = errors.groupby(keys, observed=True, sort=False).indices
     per_method = {
-        key: (int(g["order"].max()), sorted(set(g["partial"].astype(str))))
-        for key, g in errors.groupby(["backend", "method"], observed=True, sort=False)
+        key: (int(g["order"].max()), sorted({str(v) for v in g["partial"].unique()}))
+        for key, g in errors[["backend", "method", "order", "partial"]].groupby(
+            ["backend", "method"], observed=True, sort=False
+        )
     }
+    located = errors[[*inputs, "point"]]  # what locating a worst point reads
     for f in findings.itertuples(index=False):
         backend = getattr(f, "backend", "tensorflow") or "tensorflow"
         if not f.worst_inputs or not f.worst_method or backend != "tensorflow":
@@ -46,7 +49,7 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
             continue
         point = json.loads(f.worst_inputs)
         key = (backend, f.implementation, f.dtype, f.partial, f.worst_method, f.worst_mode)
-        rows = errors.iloc[where_rows.get(key, np.array([], dtype=np.intp))]
+        rows = located.iloc[where_rows.get(key, np.array([], dtype=np.intp))]
         at = np.ones(len(rows), dtype=bool)
         for n, v in point.items():
             at &= rows[n].to_numpy(np.float64) == v

@@ -8,7 +8,14 @@ import pandas as pd
 
 from harness.judge.compare import OUTCOMES
 
-__all__ = ["NOT_FAILURES", "compact", "format_summary", "ranked_failures", "worst_point"]
+__all__ = [
+    "NOT_FAILURES",
+    "compact",
+    "format_summary",
+    "ranked_failures",
+    "worst_failure",
+    "worst_point",
+]
 
 KEYS = ["backend", "implementation", "method", "mode", "dtype", "order", "partial"]
 _SHORT = {
@@ -57,12 +64,23 @@ def ranked_failures(frame: pd.DataFrame) -> pd.DataFrame:
     return bad.iloc[np.argsort(-rank, kind="stable")]
 
 
-def worst_point(group: pd.DataFrame, inputs: list[str]) -> str:
-    """``inputs => got != wanted (error)`` for the worst row of ``group``."""
-    bad = ranked_failures(group)
-    if bad.empty:
+def worst_failure(frame: pd.DataFrame) -> pd.Series | None:
+    """The first row of :func:`ranked_failures` (``None``: no failure), found without
+    ordering the others: the first failing row of the highest rank."""
+    bad = np.flatnonzero(~frame["outcome"].isin(NOT_FAILURES).to_numpy())
+    if not len(bad):
+        return None
+    bits = frame["bits"].to_numpy(np.float64)[bad]
+    rank = np.where(np.isnan(bits), np.inf, bits)
+    return frame.iloc[int(bad[int(np.argmax(rank))])]
+
+
+def worst_point(group: pd.DataFrame, inputs: list[str], row: pd.Series | None = None) -> str:
+    """``inputs => got != wanted (error)`` for the worst row of ``group`` (``row``: its
+    :func:`worst_failure`, where the caller has it)."""
+    row = worst_failure(group) if row is None else row
+    if row is None:
         return ""
-    row = bad.iloc[0]
     where = ", ".join(f"{n}={row[n]:.6g}" for n in inputs)
     if row["outcome"] in ("error", "missing", "not_applicable"):
         return f"{where} => {row['outcome']}: {row['message']}"
