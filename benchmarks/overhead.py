@@ -2,7 +2,7 @@
 TensorFlow script that computes exactly the same derivatives.
 
 Usage: python benchmarks/overhead.py [--cases softplus,ratio] [--settings quick,full]
-                                     [--rounds 3] [--keep DIR]
+                                     [--rounds 3] [--keep DIR] [--variants bare,evaluate]
 
 For each case and setting this script writes a *bare script* (plain TensorFlow and NumPy,
 no harness import; :class:`harness.backends.tensorflow.source.SourceWriter` writes the
@@ -236,6 +236,11 @@ def main() -> int:
     ap.add_argument("--settings", default="quick,full")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keep", help="keep the scripts and results in this folder")
+    ap.add_argument(
+        "--variants",
+        default="bare,evaluate,evaluate+edges,run",
+        help="which to time (bare is always timed: the ratios are to it)",
+    )
     args = ap.parse_args()
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="overhead-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -251,7 +256,7 @@ def main() -> int:
             res = {k: work / f"results_{case_id}_{setting}_{k}" for k in ("eval", "edges", "run")}
             harness = [py, "-m", "harness"]
             # The evaluation stages read the reference: computed once, outside the timing.
-            for r in res.values():
+            for r in (res[k] for k in ("eval", "edges", "run") if k in res):
                 subprocess.run(
                     [*harness, "reference", case_path, "--results", str(r), "--study", study],
                     cwd=ROOT,
@@ -297,6 +302,8 @@ def main() -> int:
                     setting,
                 ],
             }
+            chosen = {"bare", *args.variants.split(",")}
+            variants = {k: v for k, v in variants.items() if k in chosen}
             times: dict[str, list[tuple[float, float]]] = {k: [] for k in variants}
             for i in range(args.rounds):
                 names = list(variants) if i % 2 == 0 else list(reversed(variants))
