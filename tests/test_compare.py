@@ -182,3 +182,46 @@ def test_flushed_rows_are_apart_and_amplified_flushes_are_not():
         flush_defined=np.array([False, True, True, True, True]),
     )
     assert list(r["outcome"]) == ["flushed", "flushed", "zero", "flushed", "wrong"]
+
+
+def test_zero_scale_is_the_running_maximum_over_lower_orders():
+    """The scale an exact zero is judged on, against a brute force over the rows: per
+    (dtype, point), the largest finite |reference| of a reliable partial of the row's
+    order or lower (random frames with repeated rows, gaps in the orders, NaN, inf and
+    unreliable references)."""
+    import pandas as pd
+
+    from harness.judge.compare import _zero_scale
+
+    rng = np.random.default_rng(7)
+    partials = {"": 0, "x": 1, "y": 1, "xx": 2, "xy": 2, "xxxx": 4}
+    for _ in range(20):
+        n = int(rng.integers(1, 60))
+        labels = rng.choice(list(partials), n)
+        ref = rng.choice([0.0, 1.5, -3.0, 7.25, np.nan, np.inf, -1e300], n)
+        frame = pd.DataFrame(
+            {
+                "dtype": rng.choice(["float32", "float64"], n),
+                "point": rng.integers(0, 4, n),
+                "partial": labels,
+                "order": [partials[p] for p in labels],
+                "reliable": rng.random(n) < 0.8,
+            }
+        )
+        # One reference per (dtype, point, partial), as a judged frame holds it.
+        key = frame["dtype"] + "|" + frame["point"].astype(str) + "|" + frame["partial"]
+        first = {k: i for i, k in reversed(list(enumerate(key)))}
+        frame["reference_rounded"] = [ref[first[k]] for k in key]
+        frame["reliable"] = [bool(frame["reliable"][first[k]]) for k in key]
+        want = []
+        for r in frame.itertuples():
+            sizes = [
+                abs(q.reference_rounded)
+                for q in frame.itertuples()
+                if (q.dtype, q.point) == (r.dtype, r.point)
+                and q.order <= r.order
+                and q.reliable
+                and math.isfinite(q.reference_rounded)
+            ]
+            want.append(max(sizes, default=0.0))
+        assert _zero_scale(frame).tolist() == want

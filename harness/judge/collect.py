@@ -132,11 +132,19 @@ def summarise_case(
     rows = []
     # Only the columns a summary row reads (taking a group's rows costs per column).
     used = [*KEYS, *inputs, *RUN_COLUMNS, "case", "reference_rounded", "message"]
-    narrow = errors[[c for c in dict.fromkeys(used) if c in errors]]
+    narrow = errors[[c for c in dict.fromkeys(used) if c in errors]].reset_index(drop=True)
+    # Per-row facts of the whole table, read per group by position (no pandas per group).
+    outcome_all = np.asarray(narrow["outcome"].to_numpy(), dtype=object)
+    failing_all = ~narrow["outcome"].isin(NOT_FAILURES).to_numpy()
+    bits_all = narrow["bits"].to_numpy(np.float64)
+    expected_all = np.asarray(narrow["expected"].to_numpy(), dtype=object)
     for key, group in narrow.groupby(KEYS, sort=True, observed=True):
-        counts = group["outcome"].value_counts()
-        judged = group[group["outcome"] != "ref_unreliable"]
-        bits = judged["bits"]
+        at = group.index.to_numpy()
+        names, hits = np.unique(outcome_all[at].astype(str), return_counts=True)
+        counts = dict(zip(names.tolist(), hits.tolist()))
+        bits = bits_all[at][outcome_all[at] != "ref_unreliable"]
+        bits = bits[~np.isnan(bits)]
+        expected = expected_all[at]
         w = worst_failure(group)
         worst = {}
         if w is not None:
@@ -160,13 +168,11 @@ def summarise_case(
                 "points": len(group),
                 **{o: int(counts.get(o, 0)) for o in OUTCOMES},
                 # Failures no declared expectation covers: the findings to read first.
-                "unexpected_failures": int(
-                    ((~group["outcome"].isin(NOT_FAILURES)) & (group["expected"] == "")).sum()
-                ),
-                "expected_held": int((group["expected"] == "held").sum()),
-                "expected_broken": int((group["expected"] == "broken").sum()),
-                "median_bits": float(bits.median()) if bits.notna().any() else np.nan,
-                "max_bits": float(bits.max()) if bits.notna().any() else np.nan,
+                "unexpected_failures": int((failing_all[at] & (expected == "")).sum()),
+                "expected_held": int((expected == "held").sum()),
+                "expected_broken": int((expected == "broken").sum()),
+                "median_bits": float(np.median(bits)) if len(bits) else np.nan,
+                "max_bits": float(bits.max()) if len(bits) else np.nan,
                 "worst_inputs": worst.get("worst_inputs", ""),
                 "worst_got": worst.get("worst_got", np.nan),
                 "worst_wanted": worst.get("worst_wanted", ""),

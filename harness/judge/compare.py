@@ -260,18 +260,15 @@ def _zero_scale(frame: pd.DataFrame) -> np.ndarray:
     refs = refs.drop_duplicates(["dtype", "point", "partial"])
     size = np.abs(refs["reference_rounded"].to_numpy(np.float64))
     size = np.where(refs["reliable"].to_numpy(bool) & np.isfinite(size), size, 0.0)
-    table = (
-        refs.assign(size=size)
-        .groupby(["dtype", "point", "order"])["size"]
-        .max()
-        .unstack("order", fill_value=0.0)
-        .sort_index(axis=1)
-        .cummax(axis=1)
-        .stack()
-        .rename("zero_scale")
-    )
-    keys = pd.MultiIndex.from_frame(frame[["dtype", "point", "order"]])
-    return table.reindex(keys).to_numpy(np.float64)
+    # One row per (dtype, point), one column per order: the largest size of each order,
+    # then the running maximum over the orders.
+    points, where = pd.MultiIndex.from_frame(refs[["dtype", "point"]]).factorize()
+    orders = refs["order"].to_numpy(np.int64)
+    table = np.zeros((len(where), int(orders.max()) + 1 if len(orders) else 1))
+    np.maximum.at(table, (points, orders), size)
+    np.maximum.accumulate(table, axis=1, out=table)
+    rows = where.get_indexer(pd.MultiIndex.from_frame(frame[["dtype", "point"]]))
+    return table[rows, frame["order"].to_numpy(np.int64)]
 
 
 def _tolerances(group: pd.DataFrame, ulps: float, reason: str, dtype: str, order: int):
@@ -316,7 +313,8 @@ def judge_frame(frame: pd.DataFrame, tolerance) -> pd.DataFrame:
     the error model for finite differences (:mod:`harness.numerics.stencils`)."""
     frame = frame.assign(zero_scale=_zero_scale(frame))
     parts = []
-    for (dtype, order), group in frame.groupby(["dtype", "order"], sort=False):
+    for (dtype, order), at in frame.groupby(["dtype", "order"], sort=False).indices.items():
+        group = frame.iloc[at]
         ulps_budget, reason = tolerance(dtype, int(order))
         tol_abs, tol, unit, reasons = _tolerances(group, ulps_budget, reason, dtype, int(order))
         flush = group["flush_rounded"] if "flush_rounded" in group else None
@@ -334,14 +332,18 @@ def judge_frame(frame: pd.DataFrame, tolerance) -> pd.DataFrame:
             flush_rounded=None if flush is None else flush.to_numpy(np.float64),
             flush_defined=None if flush is None else group["flush_defined"].to_numpy(bool),
         )
-        g = group.copy()
-        for k, v in measures.items():
-            g[k] = v
-        g["tolerance"] = tol
-        g["tolerance_unit"] = unit
-        g["tolerance_reason"] = reasons
-        parts.append(g)
-    out = pd.concat(parts, ignore_index=True)
+        parts.append((at, {**measures, "tolerance": tol, "tolerance_unit": unit,
+                           "tolerance_reason": reasons}))  # fmt: skip
+    # The groups' rows in group order (as concatenating the groups laid them out), each
+    # new column filled from its group's arrays.
+    order = np.concatenate([at for at, _ in parts]) if parts else np.zeros(0, np.intp)
+    out = frame.iloc[order].reset_index(drop=True)
+    columns: dict[str, list] = {}
+    for _, values in parts:
+        for k, v in values.items():
+            columns.setdefault(k, []).append(pd.Series(v))
+    for k, chunks in columns.items():  # pandas' concatenation keeps nullable dtypes (ulps)
+        out[k] = pd.concat(chunks, ignore_index=True)
     out["message"] = np.where(
         out["outcome"] == "ref_unreliable", out["reference_message"], out["message"]
     )
