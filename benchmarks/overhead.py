@@ -92,6 +92,17 @@ def chains(partials):
     return [[p[:k] for k in range(len(p) + 1)] for p in partials]
 
 
+def release():
+    # As the harness does after each group of modes (compiled, then eager): drop the
+    # forward-mode JVP helpers TensorFlow traced and its per-op trace counts, so that no
+    # op's JVP switches to relaxed shapes after 32 traces (its values can differ by an
+    # ulp) and the helpers do not pile up (ratio's full setting: 15.7 GB without this).
+    forwardprop._jvp_function_cache.clear()
+    forwardprop._TRACE_COUNT.clear()
+    gc.collect()
+
+
+gc.freeze()  # as the harness does once TensorFlow is imported
 points = np.load(sys.argv[1])
 out = {}
 for dtype in DTYPES:
@@ -99,7 +110,9 @@ for dtype in DTYPES:
     fns = build()
     inputs = [tf.constant(points[f"{dtype}.{n}"], DTYPE) for n in NAMES]
     for method, partials in PARTIALS.items():
-        for mode in MODES:
+        for i, mode in enumerate(MODES):
+            if i and (mode == "eager") != (MODES[i - 1] == "eager"):
+                release()
             for name, fn in fns.items():
                 key = f"{name}|{method}|{mode}|{dtype}"
                 try:
@@ -116,6 +129,7 @@ for dtype in DTYPES:
                 for p in partials:
                     if got.get(p) is not None:
                         out[f"{key}|{''.join(p)}"] = np.asarray(got[p].numpy(), np.float64)
+        release()
 np.savez(sys.argv[2], **out)
 print(len(out), "arrays")
 """
@@ -145,9 +159,9 @@ def bare_script(
     build += "    return {" + ", ".join(f"{k!r}: {v}" for k, v in impls.items()) + "}\n"
     script = (
         f"# Bare TensorFlow: {prep.case.id}, setting {setting} (benchmarks/overhead.py).\n"
-        "import contextlib\nimport itertools\nimport math\nimport sys\n\n"
+        "import contextlib\nimport gc\nimport itertools\nimport math\nimport sys\n\n"
         "import numpy as np\nimport tensorflow as tf\n"
-        "from tensorflow.python.eager import context\n\n"
+        "from tensorflow.python.eager import context, forwardprop\n\n"
         "tf.config.threading.set_intra_op_parallelism_threads(1)\n"
         "tf.config.threading.set_inter_op_parallelism_threads(1)\n"
         "tf.config.experimental.enable_op_determinism()\n\n"
@@ -207,6 +221,26 @@ def agreement(npz: Path, results: Path, case_id: str) -> dict:
     return {"identical": same, "different": differ, "not_in_bare": missing}
 
 
+def run_parts(results: Path, case_id: str) -> dict:
+    """Where the last ``run``'s time went, from its own timings tables: the reference
+    stage, the evaluation, and of it the bisection of exact edges and the seconds the
+    bisection spent inside TensorFlow's calls (the rest of it is judging)."""
+    from harness.results import read_metadata
+
+    ref = read_metadata(results / case_id / "reference.timings.parquet")
+    parts = {"reference_s": ref.get("seconds")}
+    evaluation = bisect = inside = 0.0
+    for path in (results / case_id / "tensorflow").glob("*/timings.parquet"):
+        stats = read_metadata(path).get("evaluation") or {}
+        evaluation += stats.get("seconds") or 0.0
+        bisect += stats.get("bisect_seconds") or 0.0
+        inside += sum(((stats.get("bisection") or {}).get("tensorflow_seconds") or {}).values())
+    parts["evaluation_s"] = round(evaluation, 1)
+    parts["bisection_s"] = round(bisect, 1)
+    parts["bisection_tensorflow_calls_s"] = round(inside, 1)
+    return parts
+
+
 def reference_rate(case_path: str, setting: str) -> dict:
     """Verified point-orders per CPU second of the reference (one process, no cache)."""
     from harness.reference.table import compute_reference
@@ -256,7 +290,9 @@ def main() -> int:
             res = {k: work / f"results_{case_id}_{setting}_{k}" for k in ("eval", "edges", "run")}
             harness = [py, "-m", "harness"]
             # The evaluation stages read the reference: computed once, outside the timing.
-            for r in (res[k] for k in ("eval", "edges", "run") if k in res):
+            chosen = {"bare", *args.variants.split(",")}
+            needs = {"evaluate": "eval", "evaluate+edges": "edges"}
+            for r in (res[needs[k]] for k in needs if k in chosen):
                 subprocess.run(
                     [*harness, "reference", case_path, "--results", str(r), "--study", study],
                     cwd=ROOT,
@@ -302,7 +338,6 @@ def main() -> int:
                     setting,
                 ],
             }
-            chosen = {"bare", *args.variants.split(",")}
             variants = {k: v for k, v in variants.items() if k in chosen}
             times: dict[str, list[tuple[float, float]]] = {k: [] for k in variants}
             for i in range(args.rounds):
@@ -320,7 +355,8 @@ def main() -> int:
                 "median_s": {k: round(v, 1) for k, v in med.items()},
                 "ratio_to_bare": {k: round(v / med["bare"], 2) for k, v in med.items()},
                 "peak_mb": {k: round(max(m for _, m in v)) for k, v in times.items()},
-                "values": agreement(values, res["eval"], case_id),
+                "values": agreement(values, res["eval"], case_id) if "evaluate" in times else {},
+                "run_parts": run_parts(res["run"], case_id) if "run" in times else {},
                 "reference": reference_rate(case_path, setting),
             }
             report[f"{case_id}/{setting}"] = entry
