@@ -256,19 +256,25 @@ def judge(
 def _zero_scale(frame: pd.DataFrame) -> np.ndarray:
     """Per row: the largest finite |reference| among the point's partials of the row's
     order or lower (the scale an exactly-zero reference is judged on)."""
-    refs = frame[["dtype", "point", "partial", "order", "reference_rounded", "reliable"]]
-    refs = refs.drop_duplicates(["dtype", "point", "partial"])
-    size = np.abs(refs["reference_rounded"].to_numpy(np.float64))
-    size = np.where(refs["reliable"].to_numpy(bool) & np.isfinite(size), size, 0.0)
+    if frame.empty:
+        return np.zeros(0)
+    point = frame["point"].to_numpy(np.int64)
+    point = point - point.min()
+    # One integer per (dtype, point), and per (dtype, point, partial).
+    at = pd.factorize(frame["dtype"])[0].astype(np.int64) * (int(point.max()) + 1) + point
+    partial = pd.factorize(frame["partial"])[0].astype(np.int64)
+    _, first = np.unique(at * (int(partial.max()) + 1) + partial, return_index=True)
+    size = np.abs(frame["reference_rounded"].to_numpy(np.float64)[first])
+    reliable = frame["reliable"].to_numpy(bool)[first]
+    size = np.where(reliable & np.isfinite(size), size, 0.0)
+    order = frame["order"].to_numpy(np.int64)
     # One row per (dtype, point), one column per order: the largest size of each order,
     # then the running maximum over the orders.
-    points, where = pd.MultiIndex.from_frame(refs[["dtype", "point"]]).factorize()
-    orders = refs["order"].to_numpy(np.int64)
-    table = np.zeros((len(where), int(orders.max()) + 1 if len(orders) else 1))
-    np.maximum.at(table, (points, orders), size)
+    points, where = np.unique(at[first], return_inverse=True)
+    table = np.zeros((len(points), int(order.max()) + 1))
+    np.maximum.at(table, (where, order[first]), size)
     np.maximum.accumulate(table, axis=1, out=table)
-    rows = where.get_indexer(pd.MultiIndex.from_frame(frame[["dtype", "point"]]))
-    return table[rows, frame["order"].to_numpy(np.int64)]
+    return table[np.searchsorted(points, at), order]
 
 
 def _tolerances(group: pd.DataFrame, ulps: float, reason: str, dtype: str, order: int):
