@@ -108,13 +108,15 @@ RUN_COLUMNS = ("outcome", "bits", "expected", "expectation_reason", "value", "re
 
 def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple, memo=None):
     """Runs of one combination as ``(run, lo, hi, lo_exact, hi_exact, lo_out, hi_out,
-    lo_open, hi_open, rows)`` (``rows``: the run's rows; ``None`` for an ``ok`` run, which
-    no caller reads). ``memo``: a dict shared by the findings and the stable domains of
-    one errors table and its edges, so each combination's runs are found once."""
+    lo_open, hi_open, rows)`` (``rows``: the index labels of the run's rows in input
+    order; ``None`` for an ``ok`` run, which no caller reads). ``memo``: a dict shared by
+    the findings and the stable domains of one errors table and its edges (their frames
+    indexed alike), so each combination's runs are found once."""
     if memo is not None and (key, axis) in memo:
         return memo[(key, axis)]
     outcome = np.asarray(group["outcome"].to_numpy(), dtype=object)
     x = group[axis].to_numpy(np.float64)
+    labels = group.index.to_numpy()
     keep = np.flatnonzero(outcome != "flushed")
     order = keep[np.argsort(x[keep], kind="stable")]
     x, outcome = x[order], outcome[order].astype(str)
@@ -135,22 +137,22 @@ def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple, 
             else:
                 ends.append((float(x[inside]), False, float(x[outside]), False))
         (lo, lo_exact, lo_out, lo_open), (hi, hi_exact, hi_out, hi_open) = ends
-        rows = None if run.outcome == "ok" else group.iloc[order[run.first : run.last + 1]]
+        rows = None if run.outcome == "ok" else labels[order[run.first : run.last + 1]]
         out.append((run, lo, hi, lo_exact, hi_exact, lo_out, hi_out, lo_open, hi_open, rows))
     if memo is not None:
         memo[(key, axis)] = out
     return out
 
 
-def _worst(rows: pd.DataFrame, outcomes: set[str]):
-    """The first row with one of ``outcomes`` of the highest rank (no number first, then
-    bits of error); ``None``: no such row."""
-    bad = np.flatnonzero(rows["outcome"].isin(list(outcomes)).to_numpy())
+def _worst(rows: np.ndarray, outcomes: set[str], cols: dict) -> int | None:
+    """Of the rows ``rows`` (labels), the first with one of ``outcomes`` of the highest
+    rank (no number first, then bits of error); ``None``: no such row."""
+    bad = rows[np.isin(cols["outcome"][rows], list(outcomes))]
     if not len(bad):
         return None
-    bits = rows["bits"].to_numpy(np.float64)[bad]
+    bits = cols["bits"][bad]
     rank = np.where(np.isnan(bits), np.inf, bits)
-    return rows.iloc[int(bad[int(np.argmax(rank))])]
+    return int(bad[int(np.argmax(rank))])
 
 
 def find(
@@ -177,7 +179,11 @@ def find(
     keys = ["backend", "implementation", "method", "mode", "dtype", "partial"]
     # Only the columns a finding reads: every run's rows are taken from the groups.
     used = [*keys, *inputs, *RUN_COLUMNS]
-    narrow = errors[[c for c in dict.fromkeys(used) if c in errors]]
+    narrow = errors[[c for c in dict.fromkeys(used) if c in errors]].reset_index(drop=True)
+    # What a finding reads of its rows, as arrays indexed by row label.
+    cols = {c: narrow[c].to_numpy() for c in ("method", "mode", *inputs, *RUN_COLUMNS)}
+    cols["outcome"] = np.asarray(cols["outcome"], dtype=object).astype(str)
+    cols["bits"] = cols["bits"].astype(np.float64)
     merged: dict[tuple, dict] = {}
     for key, group in narrow.groupby(keys, sort=True, observed=True):
         backend, impl, method, mode, dtype, label = key
@@ -204,7 +210,7 @@ def find(
     records = []
     for ident, pieces in merged.items():
         for group in _overlapping(pieces):
-            records.append(_record(case_id, ident, group, inputs))
+            records.append(_record(case_id, ident, group, inputs, cols))
     out = pd.DataFrame(records, columns=FINDING_COLUMNS)
     if out.empty:
         return out
@@ -258,10 +264,12 @@ def _edge(members: list[tuple], lowest: bool) -> dict:
     }
 
 
-def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]) -> dict:
+def _record(
+    case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str], cols: dict
+) -> dict:
     backend, impl, label, dtype, outcome = ident
     axis = group[0]["axis"]
-    rows = pd.concat([g["rows"] for g in group], ignore_index=True)
+    rows = np.concatenate([g["rows"] for g in group])
     members = [g["member"] for g in group]
     counts: dict[str, int] = {}
     for g in group:
@@ -273,23 +281,23 @@ def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]
     # The worst point of the variant most ways share: a finite difference that merely
     # overlaps autodiff's interval does not speak for the finding.
     shared = [g for g in group if (g["lo"][0], g["hi"][0]) == (primary["lo"], primary["hi"])]
-    if len(shared) < len(group):
-        shared_rows = pd.concat([g["rows"] for g in shared], ignore_index=True)
-    else:
-        shared_rows = rows
-    worst = _worst(shared_rows, set(counts))
+    worst = _worst(np.concatenate([g["rows"] for g in shared]), set(counts), cols)
     if worst is None:
-        worst = _worst(rows, set(counts))
-    failing = rows[rows["outcome"].isin(list(counts)).to_numpy()]
-    held = failing["expected"] == "held"
+        worst = _worst(rows, set(counts), cols)
+    failing = rows[np.isin(cols["outcome"][rows], list(counts))]
+    held = cols["expected"][failing] == "held"
     expected = bool(len(failing)) and bool(held.all())
     # The reasons of the expectations that cover it, wholly or in part (an expectation
     # narrower than the failure it explains: the case's ranges to widen, not news).
-    reasons = sorted(set(failing.loc[held, "expectation_reason"]))
+    reasons = sorted(set(cols["expectation_reason"][failing[held]]))
     partial = label_partial(label, inputs)
     methods = [m for m in _METHOD_ORDER if any(m == a for a, _ in members)]
     modes = [m for m in _MODE_ORDER if any(m == b for _, b in members)]
-    points = int(rows[axis].nunique()) if axis else max(int(g["run"].hits) for g in group)
+    points = (
+        int(pd.Series(cols[axis][rows]).nunique())
+        if axis
+        else max(int(g["run"].hits) for g in group)
+    )
     record = {
         "case": case_id,
         "backend": backend,
@@ -318,9 +326,10 @@ def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]
             {}
             if axis
             else {
-                n: [float(failing[n].min()), float(failing[n].max())]
+                n: [float(cols[n][failing].min()), float(cols[n][failing].max())]
                 for n in inputs
-                if failing[n].nunique() > 1 or rows[n].nunique() > 1
+                if pd.Series(cols[n][failing]).nunique() > 1
+                or pd.Series(cols[n][rows]).nunique() > 1
             }
         ),
         "points": points,
@@ -328,13 +337,13 @@ def _record(case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str]
         "methods": ", ".join(methods),
         "modes": ", ".join(modes),
         "combinations": len(members),
-        "worst_inputs": json.dumps({n: float(worst[n]) for n in inputs})
+        "worst_inputs": json.dumps({n: float(cols[n][worst]) for n in inputs})
         if worst is not None
         else "",
-        "worst_got": float(worst["value"]) if worst is not None else math.nan,
-        "worst_truth": str(worst["reference"]) if worst is not None else "",
-        "worst_method": str(worst["method"]) if worst is not None else "",
-        "worst_mode": str(worst["mode"]) if worst is not None else "",
+        "worst_got": float(cols["value"][worst]) if worst is not None else math.nan,
+        "worst_truth": str(cols["reference"][worst]) if worst is not None else "",
+        "worst_method": str(cols["method"][worst]) if worst is not None else "",
+        "worst_mode": str(cols["mode"][worst]) if worst is not None else "",
         "expected": "expected" if expected else "unexpected",
         "expectation": "; ".join(reasons),
         "held": int(held.sum()),
@@ -380,9 +389,10 @@ def _grid_sets(group: pd.DataFrame, free: Sequence[str]):
     out = []
     outcome = group["outcome"].astype(str)
     for name in sorted(set(outcome) - {"ok", "ref_unreliable", "flushed", "not_applicable"}):
-        rows = group[outcome == name]
-        axis = free[0]
-        lo, hi = float(rows[axis].min()), float(rows[axis].max())
+        at = (outcome == name).to_numpy()
+        rows = group.index.to_numpy()[at]
+        x = group[free[0]].to_numpy(np.float64)[at]
+        lo, hi = float(x.min()), float(x.max())
         run = Run(name, 0, len(rows) - 1, len(rows), -1, -1, ((name, len(rows)),))
         out.append((run, lo, hi, False, False, math.nan, math.nan, True, True, rows))
     return out
@@ -407,12 +417,12 @@ def stable_intervals(
             continue
         if k > 0 and found[k - 1][0].last == run.before and found[k - 1][4]:
             prev = found[k - 1]
-            edge = lookup.get((*key, "end", float(prev[9][axis].iloc[-1])))
+            edge = lookup.get((*key, "end", float(group.at[prev[9][-1], axis])))
             if edge is not None and edge.outside_outcome == "ok":
                 lo = float(edge.outside)
         if k + 1 < len(found) and found[k + 1][0].first == run.after and found[k + 1][3]:
             nxt = found[k + 1]
-            edge = lookup.get((*key, "start", float(nxt[9][axis].iloc[0])))
+            edge = lookup.get((*key, "start", float(group.at[nxt[9][0], axis])))
             if edge is not None and edge.outside_outcome == "ok":
                 hi = float(edge.outside)
         out.append([float(lo), float(hi)])
