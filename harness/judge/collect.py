@@ -33,7 +33,7 @@ from harness import provenance
 from harness.cases.points import segment_index
 from harness.judge.compare import OUTCOMES, input_columns
 from harness.judge.findings import RUN_COLUMNS, edge_lookup, stable_intervals
-from harness.judge.summary import KEYS, NOT_FAILURES, worst_failure, worst_point
+from harness.judge.summary import KEYS, NOT_FAILURES, worst_of, worst_point
 from harness.results import read_metadata, read_table
 
 __all__ = [
@@ -145,7 +145,8 @@ def summarise_case(
         bits = bits_all[at][outcome_all[at] != "ref_unreliable"]
         bits = bits[~np.isnan(bits)]
         expected = expected_all[at]
-        w = worst_failure(group)
+        w = worst_of(at[failing_all[at]], bits_all)
+        w = None if w is None else narrow.iloc[w]
         worst = {}
         if w is not None:
             worst = {

@@ -35,6 +35,7 @@ from harness.cases.points import segment_index
 from harness.judge.findings_text import derivative_name, finding_text, rank, severity
 from harness.judge.reproduce import reproduce
 from harness.judge.runs import runs
+from harness.judge.summary import worst_of
 
 __all__ = [
     "FINDING_COLUMNS",
@@ -147,12 +148,7 @@ def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple, 
 def _worst(rows: np.ndarray, outcomes: set[str], cols: dict) -> int | None:
     """Of the rows ``rows`` (labels), the first with one of ``outcomes`` of the highest
     rank (no number first, then bits of error); ``None``: no such row."""
-    bad = rows[np.isin(cols["outcome"][rows], list(outcomes))]
-    if not len(bad):
-        return None
-    bits = cols["bits"][bad]
-    rank = np.where(np.isnan(bits), np.inf, bits)
-    return int(bad[int(np.argmax(rank))])
+    return worst_of(rows[np.isin(cols["outcome"][rows], list(outcomes))], cols["bits"])
 
 
 def find(

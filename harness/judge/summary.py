@@ -14,6 +14,7 @@ __all__ = [
     "format_summary",
     "ranked_failures",
     "worst_failure",
+    "worst_of",
     "worst_point",
 ]
 
@@ -64,15 +65,22 @@ def ranked_failures(frame: pd.DataFrame) -> pd.DataFrame:
     return bad.iloc[np.argsort(-rank, kind="stable")]
 
 
+def worst_of(rows: np.ndarray, bits: np.ndarray) -> int | None:
+    """Of failing rows (positions into ``bits``), the worst, as :func:`ranked_failures`
+    ranks them: the first of the highest rank (no number first, then bits of error);
+    ``None`` for no rows."""
+    if not len(rows):
+        return None
+    b = bits[rows]
+    return int(rows[int(np.argmax(np.where(np.isnan(b), np.inf, b)))])
+
+
 def worst_failure(frame: pd.DataFrame) -> pd.Series | None:
     """The first row of :func:`ranked_failures` (``None``: no failure), found without
-    ordering the others: the first failing row of the highest rank."""
+    ordering the others."""
     bad = np.flatnonzero(~frame["outcome"].isin(NOT_FAILURES).to_numpy())
-    if not len(bad):
-        return None
-    bits = frame["bits"].to_numpy(np.float64)[bad]
-    rank = np.where(np.isnan(bits), np.inf, bits)
-    return frame.iloc[int(bad[int(np.argmax(rank))])]
+    at = worst_of(bad, frame["bits"].to_numpy(np.float64))
+    return None if at is None else frame.iloc[at]
 
 
 def worst_point(group: pd.DataFrame, inputs: list[str], row: pd.Series | None = None) -> str:
