@@ -1,4 +1,11 @@
-"""Shared fixtures. Tests that start TensorFlow are marked ``tf`` (and run in CI)."""
+"""Shared fixtures, and the Hypothesis profiles.
+
+Hypothesis runs the ``ci`` profile unless ``HYPOTHESIS_PROFILE`` names another: examples
+derived from each test's own code (``derandomize``), no example database, so a fresh
+clone draws the same examples as every other and a test cannot pass or fail on a lucky
+draw. ``HYPOTHESIS_PROFILE=explore`` draws new random examples on every run, to
+look for counterexamples by hand.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", database=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "cases"

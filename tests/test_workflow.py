@@ -254,16 +254,28 @@ def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):
         start_new_session=True,
     )
     deadline = time.time() + 180
-    # Kill the whole run once Snakemake has recorded one piece of an evaluation as done
-    # (its metadata, named by the output's path in URL-safe base64), the next in flight.
-    # (Waiting a fixed time after the piece's file appeared missed the record on a
-    # loaded machine.)
-    metadata = where / ".snakemake" / "metadata"
+    # Kill the whole run once Snakemake has recorded one piece of an evaluation as done,
+    # the next in flight. Done is Snakemake's own record: every output of the job has its
+    # metadata and none is still marked incomplete (both files named by the output's path
+    # in URL-safe base64). Snakemake writes the outputs' metadata one by one and then
+    # removes the incomplete marks: a kill between the two leaves the piece incomplete,
+    # rerun (all 8 pieces planned again when the test watched the first output's
+    # metadata alone); a fixed wait after the piece's file appeared missed the record on
+    # a loaded machine.
+    state = where / ".snakemake"
 
     def recorded() -> bool:
-        outputs = (where / "results").glob("*/tensorflow/*/evaluations.parquet")
-        names = (base64.urlsafe_b64encode(str(o.relative_to(where)).encode()) for o in outputs)
-        return any((metadata / n.decode()).exists() for n in names)
+        for piece in (where / "results").glob("*/tensorflow/*"):
+            outputs = [piece / f"{n}.parquet" for n in ("evaluations", "edges", "timings")]
+            keys = [
+                base64.urlsafe_b64encode(str(o.relative_to(where)).encode()).decode()
+                for o in outputs
+            ]
+            if all((state / "metadata" / k).exists() for k in keys) and not any(
+                (state / "incomplete" / k).exists() for k in keys
+            ):
+                return True
+        return False
 
     while time.time() < deadline and not recorded():
         time.sleep(0.1)
