@@ -11,6 +11,7 @@ from harness.workflow import (
     piece_settings,
     stage_settings,
     stage_sources,
+    study_backends,
 )
 
 min_version("8.0")
@@ -27,6 +28,8 @@ CASES, BROKEN = discover_cases("cases")
 # Costliest cases first (their evaluation, comparison and page), so the longest chain
 # does not start last.
 CASE_PRIORITY = job_priority(config)
+# The frameworks installed here: each reproduces the root causes it shares.
+BACKENDS = study_backends(config)
 
 
 wildcard_constraints:

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.cli_causes import add_cause_commands
 from harness.cli_output import Progress, print_summary, run_diff
 from harness.cli_probe import EXIT_INVALID, add_probe_commands
 
@@ -189,16 +190,14 @@ def _study_json(text: str | None) -> dict | None:
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
+    from harness.causes.study import write_root_causes
     from harness.judge.collect import ProvenanceMismatch, collect
     from harness.results import write_csv, write_table
 
     results = Path(args.results)
     files = args.errors or sorted(results.glob("*/errors.parquet"))
     if not files:
-        print(
-            f"harness collect: no errors tables given and none in {results}/*/",
-            file=sys.stderr,
-        )
+        print(f"harness collect: no errors tables given and none in {results}/*/", file=sys.stderr)
         return EXIT_INVALID
     try:
         summary, findings, meta = collect(files)
@@ -210,12 +209,13 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     found = out.with_name("findings.parquet")
     write_table(summary, out, meta)
     write_csv(summary.drop(columns=["stable_domain_json"]), out.with_suffix(".csv"), meta)
+    findings, said = write_root_causes(findings, out.parent, meta)
     write_table(findings, found, meta)
     # The scripts stay in the Parquet file (and on the pages): one line per finding here.
     write_csv(findings.drop(columns=["snippet"], errors="ignore"), found.with_suffix(".csv"), meta)
     print(
         f"{len(files)} case(s): {len(summary)} summary rows -> {out}, {out.with_suffix('.csv')}; "
-        f"{len(findings)} findings -> {found}, {found.with_suffix('.csv')}"
+        f"{len(findings)} findings -> {found}, {found.with_suffix('.csv')}; {said}"
     )
     return 0
 
@@ -394,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_compare)
 
     add_probe_commands(sub)
+    add_cause_commands(sub)
 
     p = sub.add_parser("collect", help="summarise every case's errors table")
     p.add_argument("errors", nargs="*", help="errors tables (default: RESULTS/*/errors.parquet)")

@@ -114,6 +114,20 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     if not 0 <= args.index < args.batch:
         print("harness probe: --index must lie in the batch (0 <= index < batch)", file=sys.stderr)
         return EXIT_INVALID
+    from harness.backends.catalogue import SPECS
+
+    spec = SPECS[args.backend]
+    for what, value, offered in (
+        ("method", args.method, spec.methods),
+        ("mode", args.mode, spec.modes),
+    ):
+        if value not in offered:
+            print(
+                f"harness probe: {spec.title} has no {what} {value!r}; it offers "
+                + ", ".join(offered),
+                file=sys.stderr,
+            )
+            return EXIT_INVALID
     partial = by_label[label]
     settings = settings_for(case, config)
     # Every partial the run computes with this method, in the same pass: compilers
@@ -135,18 +149,20 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         batch=args.batch,
         index=args.index,
     )
-    if args.snippet:
+    if args.snippet and args.backend == "tensorflow":
         from harness.backends.tensorflow.repro import snippet
 
         sys.stdout.write(snippet(**value, partials=beside))
         return 0
-    from harness.probe import probe  # TensorFlow starts here
+    if args.snippet:
+        return _minimal_snippet(args.backend, case, value)
+    from harness.probe import probe  # the framework starts here
 
-    got = probe(**value, settings=settings, beside=beside)
+    got = probe(**value, settings=settings, beside=beside, backend=args.backend)
     where = ", ".join(f"{k}={v!r}" for k, v in point.items())
     print(
-        f"{case.id} · {args.implementation} · {label or 'f'} · {args.method} · {args.mode} · "
-        f"{args.dtype} at {where} (index {args.index} of a batch of {args.batch})"
+        f"{case.id} · {spec.title} · {args.implementation} · {label or 'f'} · {args.method} · "
+        f"{args.mode} · {args.dtype} at {where} (index {args.index} of a batch of {args.batch})"
     )
     print(f"  got      {got.value!r}" + (f"  ({got.message})" if got.status != "value" else ""))
     print(f"  truth    {got.reference or 'not verified: ' + got.message}")
@@ -155,9 +171,29 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _minimal_snippet(backend: str, case, value: dict) -> int:
+    """A standalone script in ``backend`` (:mod:`harness.backends.snippet`)."""
+    import importlib
+
+    from harness.backends.snippet import script
+
+    module = importlib.import_module(f"harness.backends.{backend}.snippet")
+    names = list(case.input_names)
+    written = module.write(case, value["implementation"], names)
+    if written is None:
+        print(f"harness probe: no standalone {backend} script for {value['implementation']} "
+              "(a registered implementation or a nested rule)", file=sys.stderr)  # fmt: skip
+        return EXIT_INVALID
+    title = f"{case.id} · {value['implementation']}"
+    text = script(module.STYLE, written[0], names, value["point"], value["partial"],
+                  value["method"], value["mode"], value["dtype"], title, "see harness probe")  # fmt: skip
+    sys.stdout.write(text)
+    return 0
+
+
 def add_probe_commands(sub) -> None:
     """Add ``probe`` and ``trace`` to the command line's subparsers."""
-    from harness.cases.schema import DTYPES, METHODS, MODES
+    from harness.cases.schema import BACKENDS, DTYPES, METHODS, MODES
 
     p = sub.add_parser(
         "trace",
@@ -193,6 +229,14 @@ def add_probe_commands(sub) -> None:
         "did (default: the setting's highest order for the method)",
     )
     p.add_argument(
-        "--snippet", action="store_true", help="print a standalone plain-TensorFlow script"
+        "--backend",
+        default="tensorflow",
+        choices=BACKENDS,
+        help="the framework that computes the value (default tensorflow)",
+    )
+    p.add_argument(
+        "--snippet",
+        action="store_true",
+        help="print a standalone script in the back end's framework instead",
     )
     p.set_defaults(func=_cmd_probe)

@@ -32,6 +32,7 @@ from harness.stage_inputs import (
     piece_dir,
     read_edges,
     read_evaluations,
+    read_localised,
     read_stage_input,
     with_backend,
 )
@@ -184,6 +185,8 @@ def _evaluate_piece(
         )
         table = with_backend(table, backend)
         _write_evaluation(where, table, _empty_edges(), meta)
+        kept = provenance.split_run_facts(meta)[0]
+        write_table(with_backend(_empty_localised(), backend), where / "localised.parquet", kept)
         return table.drop(columns=["seconds"], errors="ignore"), meta
     edges = None
     if bisect:
@@ -221,8 +224,41 @@ def _evaluate_piece(
     if edges is not None:
         edges.store.save()
     found = edges.table() if edges else _empty_edges()
+    localised = _localise(prep, engine, table, reference, flags, meta) if bisect else None
     _write_evaluation(where, table, with_backend(found, backend), meta)
+    write_table(
+        with_backend(localised if localised is not None else _empty_localised(), backend),
+        where / "localised.parquet",
+        provenance.split_run_facts(meta)[0],
+    )
     return table.drop(columns=["seconds"]), meta
+
+
+def _localise(prep: Prepared, engine, table, reference, flags, meta) -> pd.DataFrame:
+    """Each failing row's primitives judged at the arguments they receive
+    (:mod:`harness.causes.localise`); seconds in the piece's statistics."""
+    from harness.causes.localise import FAILING, localise
+    from harness.judge.compare import join_reference, judge_frame
+
+    t0 = time.perf_counter()
+    rows = table.drop(columns=["backend", "seconds"], errors="ignore")
+    rows = rows[rows["status"] == "value"]
+    if rows.empty:
+        return _empty_localised()
+    judged = judge_frame(
+        join_reference(prep.case, rows, reference[0], flags), prep.settings.tolerance
+    )
+    failing = judged[judged["outcome"].isin(FAILING)]
+    sizes = {d: len(f) for d, f in prep.points.items()}
+    out = localise(engine, prep.case, failing, prep.settings, flags, sizes)
+    meta["evaluation"]["localise_seconds"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+def _empty_localised() -> pd.DataFrame:
+    from harness.causes.localise import LOCALISED_COLUMNS
+
+    return pd.DataFrame(columns=LOCALISED_COLUMNS)
 
 
 def _empty_edges() -> pd.DataFrame:
@@ -255,6 +291,9 @@ def compare_stage(
     s = prep.settings
     mine = prep.provenance(
         "compare",
+        # The study's settings as this stage was given them (the index shows them; the
+        # case's own narrowing is its ``selection``).
+        study={k: v for k, v in prep.config.data.items() if k != "quick_cases"},
         reference={
             "precision": s.precision,
             "verify_digits": s.verify_digits,
@@ -300,6 +339,14 @@ def compare_stage(
     names = list(prep.case.input_names)
     memo: dict = {}  # each combination's runs, found once for the findings and the summary
     findings = find(errors, edges, names, prep.segments, prep.case, memo)
+    from harness.causes.evidence import attach
+
+    localised = [read_localised(prep, results, backend) for backend in prep.backends]
+    localised = pd.concat(localised, ignore_index=True) if localised else None
+    findings = attach(findings, errors, localised, None if prep.is_experiment else prep.case, names)
+    from harness.causes.study import classify
+
+    findings = classify(findings)  # each finding's kind and root cause (its id)
     digest = {"errors_sha256": file_digest(where / "errors.parquet")}
     write_table(findings, where / "findings.parquet", {**meta, **digest})
     write_case_summary(errors, where / "errors.parquet", names, meta, edges, memo)

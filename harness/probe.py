@@ -6,7 +6,9 @@ the method's nested pass, the mode's compilation), at one input placed in a batc
 given size at a given index (TensorFlow's kernels round a batch's vectorised part and
 its tail differently, see :mod:`harness.backends.tensorflow.repro`); the reference is verified in mpmath at
 that input; the verdict uses the study's tolerance, the finite-difference error model
-and the platform's flush. This module imports TensorFlow.
+and the platform's flush. In any back end (``backend``): TensorFlow through its own
+runner (bit for bit the study's value, with the run's batch and index), JAX and PyTorch
+through their evaluation of the same batch. This module imports the back end's framework.
 """
 
 from __future__ import annotations
@@ -43,22 +45,48 @@ def probe(
     batch: int = 1,
     index: int = 0,
     beside: Sequence[tuple[str, ...]] = (),
+    backend: str = "tensorflow",
 ) -> Probe:
     """Evaluate and judge one value (``settings``: :class:`harness.config.Settings`),
-    computed in one pass with the partials ``beside`` it (as the run computed them).
+    computed in one pass with the partials ``beside`` it (as the run computed them), in
+    ``backend`` (TensorFlow through its own runner, the others through their
+    evaluation of a batch of ``batch`` copies of the point).
 
     Raises
     ------
     KeyError
         An unknown implementation.
     """
+    names = list(case.input_names)
+    partials = sorted({*beside, partial}, key=lambda p: (len(p), p))
+    if backend == "tensorflow":
+        value, status, message = _tensorflow_value(
+            case, implementation, point, partial, method, mode, dtype, batch, index, partials
+        )
+    else:
+        value, status, message = _engine_value(
+            backend,
+            case,
+            implementation,
+            point,
+            partial,
+            method,
+            mode,
+            dtype,
+            batch,
+            index,
+            partials,
+        )
+    return _judged(case, implementation, point, partial, method, mode, dtype, settings, names,
+                   value, status, message, backend)  # fmt: skip
+
+
+def _tensorflow_value(
+    case, implementation, point, partial, method, mode, dtype, batch, index, partials
+):
     from harness.backends.tensorflow.build import build_implementation
-    from harness.backends.tensorflow.evaluate import TF_DTYPES, EvaluationStats, Runner, probe_flush
+    from harness.backends.tensorflow.evaluate import TF_DTYPES, EvaluationStats, Runner
     from harness.backends.tensorflow.tfimport import start, tf
-    from harness.judge.compare import join_reference, judge_frame
-    from harness.numerics.floats import is_subnormal
-    from harness.reference.table import ReferenceStore, reference_rows
-    from harness.reference.verify import ReferenceSettings
 
     start()
     impl = case.implementation(implementation)
@@ -66,15 +94,44 @@ def probe(
     tf_dtype = TF_DTYPES[dtype]
     fn = build_implementation(impl, names, tf_dtype, case.functions)
     xs = {n: tf.constant([float(point[n])] * batch, dtype=tf_dtype) for n in names}
-    partials = sorted({*beside, partial}, key=lambda p: (len(p), p))
     runner = Runner(method, mode, dtype, xs, EvaluationStats(), case.label)
     got = runner.run({implementation: fn}, partials)[implementation].get(partial)
     if got is None:
-        value, status, message = np.nan, "missing", "the framework returned None"
-    elif hasattr(got, "message"):
-        value, status, message = np.nan, "error", got.message
-    else:
-        value, status, message = float(got[index]), "value", ""
+        return np.nan, "missing", "the framework returned None"
+    if hasattr(got, "message"):
+        return np.nan, "error", got.message
+    return float(got[index]), "value", ""
+
+
+def _engine_value(
+    backend, case, implementation, point, partial, method, mode, dtype, batch, index, partials
+):
+    """The value by ``backend``'s own evaluation of a batch of ``batch`` copies."""
+    from harness.backends.catalogue import load
+
+    engine = load(backend)
+    engine.start()
+    impl = case.implementation(implementation)
+    narrowed = dataclasses.replace(case, implementations=(impl,), partials=tuple(partials))
+    names = list(case.input_names)
+    pts = pd.DataFrame({"point": np.arange(batch), **{n: [float(point[n])] * batch for n in names}})
+    pts["subnormal"] = False
+    top = max(len(p) for p in partials)
+    table, _ = engine.evaluate_case(
+        narrowed, {dtype: pts}, [dtype], [method], [mode], None, {method: top}, None
+    )
+    row = table[(table["partial"] == case.label(partial)) & (table["point"] == index)].iloc[0]
+    status = str(row["status"])
+    return float(row["value"]), ("value" if status == "value" else status), str(row["message"])
+
+
+def _judged(case, implementation, point, partial, method, mode, dtype, settings, names,
+            value, status, message, backend) -> Probe:  # fmt: skip
+    from harness.backends.catalogue import load
+    from harness.judge.compare import join_reference, judge_frame
+    from harness.numerics.floats import FORMATS, is_subnormal
+    from harness.reference.table import ReferenceStore, reference_rows
+    from harness.reference.verify import ReferenceSettings
 
     ref_settings = ReferenceSettings(
         settings.precision, settings.verify_digits, settings.max_precision
@@ -84,8 +141,6 @@ def probe(
     narrowed = dataclasses.replace(case, partials=chain)
     key = tuple(float(point[n]) for n in names)
     store.ensure([key], list(chain), cross_check=True)
-    from harness.numerics.floats import FORMATS
-
     pts = pd.DataFrame({"point": [0], **{n: [key[i]] for i, n in enumerate(names)}})
     pts["subnormal"] = [bool(any(is_subnormal(np.array(key), FORMATS[dtype])))]
     reference = reference_rows(narrowed, {dtype: pts}, store)
@@ -103,7 +158,7 @@ def probe(
             "message": [message],
         }
     )
-    flags = probe_flush([dtype], [mode])
+    flags = load(backend).probe_flush([dtype], [mode])
     judged = judge_frame(join_reference(narrowed, row, reference, flags), settings.tolerance)
     r = judged.iloc[0]
     return Probe(

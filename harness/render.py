@@ -15,7 +15,7 @@ from harness.cases.experiment_kinds import ExperimentCase
 from harness.experiments.page import experiment_page
 from harness.judge.compare import input_columns
 from harness.report.case_page import case_notes, case_page
-from harness.report.findings_list import load_case_quietly
+from harness.report.findings_list import load_case_quietly, stale_note
 from harness.report.frameworks_page import render_frameworks
 from harness.report.index import render_index
 from harness.results import atomic_write_text, read_metadata, read_table
@@ -50,7 +50,9 @@ def render_case(
         errors.attrs["parameters"] = (meta.get("selection") or {}).get("parameters")
         text = experiment_page(case, errors, summary, reference.get("facts"), findings, notes)
     else:
-        text = case_page(case_id, errors, summary, case, findings, notes)
+        stale = stale_note(case_id, meta.get("case_hash"), case.content_hash if case else None)
+        flush = case_notes(case_id, None, meta, summary)
+        text = case_page(case_id, errors, summary, case, findings, flush, stale)
     atomic_write_text(out, text)
     return out
 

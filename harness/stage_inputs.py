@@ -19,6 +19,7 @@ __all__ = [
     "merge_pieces",
     "piece_dir",
     "read_edges",
+    "read_localised",
     "read_evaluations",
     "read_stage_input",
     "with_backend",
@@ -70,6 +71,13 @@ def read_evaluations(prep, results: str | Path, backend: str) -> tuple[pd.DataFr
 def read_edges(prep, results: str | Path, backend: str) -> pd.DataFrame:
     """The exact edges every piece of ``backend``'s evaluation found."""
     tables = [read_table(p) for p in _piece_files(prep, results, backend, "edges")]
+    return pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+
+
+def read_localised(prep, results: str | Path, backend: str) -> pd.DataFrame:
+    """Every piece of ``backend``'s localisation of failing values
+    (:mod:`harness.causes.localise`)."""
+    tables = [read_table(p) for p in _piece_files(prep, results, backend, "localised")]
     return pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
 
 

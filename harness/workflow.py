@@ -32,6 +32,7 @@ __all__ = [
     "piece_settings",
     "stage_settings",
     "stage_sources",
+    "study_backends",
 ]
 
 #: Study settings each stage's output depends on.
@@ -142,6 +143,14 @@ def _prepared(case_path: str | Path, config: dict[str, Any]):
         return prepare(case_path, load_config(None, dict(config)))
     except Exception:  # noqa: BLE001 - a broken case fails in its own job, first
         return None
+
+
+def study_backends(config: dict[str, Any]) -> list[str]:
+    """The study's back ends installed here (each gets its ``reproduce`` job)."""
+    from harness.backends.catalogue import installed
+    from harness.cases.schema import BACKENDS
+
+    return [b for b in config.get("backends", BACKENDS) if installed(b)]
 
 
 def case_backends(case_path: str | Path, config: dict[str, Any]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["BACKEND_SOURCES", "STAGE_SOURCES", "stage_sources"]
+__all__ = ["BACKEND_SOURCES", "SNIPPET_SOURCES", "STAGE_SOURCES", "stage_sources"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -16,6 +16,7 @@ _COMMON = (
     "__init__.py",
     "cli.py",
     "cli_probe.py",
+    "cli_causes.py",
     "cli_output.py",
     "pipeline.py",
     "prepared.py",
@@ -78,6 +79,27 @@ _JUDGING = (
     "numerics/fd_model.py",
     "numerics/stencils.py",
     "numerics/flush.py",
+    "causes/__init__.py",
+    "causes/evidence.py",
+    "causes/sites.py",
+    "causes/classify.py",
+    "causes/roots.py",
+    "causes/statement.py",
+    "causes/study.py",
+    "causes/rules.py",
+    "cases/synthetic.py",
+    # The hand-written rules are checked exactly (Arb balls) where a finding needs it.
+    "reference/__init__.py",
+    "reference/verify.py",
+    "reference/certify.py",
+    "reference/balls.py",
+    "reference/series.py",
+    "reference/jets.py",
+    "reference/kernels.py",
+    "reference/special.py",
+    "reference/rounded.py",
+    "reference/cache.py",
+    "reference/table.py",
 )
 
 #: Package files each stage runs, beyond :data:`_COMMON` (a test checks that a stage
@@ -127,9 +149,23 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
         "reference/special.py",
         "numerics/fd_model.py",
         "numerics/flush.py",
+        "cases/synthetic.py",
+        "causes/__init__.py",
+        "causes/sites.py",
+        "causes/localise.py",
     ),
     "compare": _JUDGING,
     "collect": _JUDGING,
+    # Each root cause's standalone scripts, run in the framework (its own files below).
+    "reproduce": (
+        "cli_causes.py",
+        "cases/synthetic.py",
+        "causes/__init__.py",
+        "causes/reproduce.py",
+        "causes/sites.py",
+        "backends/snippet.py",
+        "numerics/floats.py",
+    ),
     "report": (
         "render.py",
         "report/case_page.py",
@@ -138,6 +174,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
         "report/findings_list.py",
         "report/index.py",
         "report/frameworks_page.py",
+        "report/root_causes_list.py",
         "judge/agreement.py",
         "backends/catalogue.py",
         *_JUDGING,
@@ -179,11 +216,21 @@ BACKEND_SOURCES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Each back end's reproducers: what its ``reproduce`` job writes and runs.
+SNIPPET_SOURCES: dict[str, tuple[str, ...]] = {
+    "tensorflow": ("backends/tensorflow/snippet.py", "backends/tensorflow/source.py"),
+    "jax": ("backends/jax/snippet.py",),
+    "torch": ("backends/torch/snippet.py",),
+}
+
+
 def stage_sources(stage: str, root: str | Path = ".", backend: str | None = None) -> list[str]:
     """Paths (relative to ``root``) of the package files ``stage`` depends on (a list entry
-    is a path inside the package: ``cases/load.py``); an ``evaluate`` job also runs its
-    ``backend``'s files."""
-    own = BACKEND_SOURCES[backend] if backend else ()
+    is a path inside the package: ``cases/load.py``); an ``evaluate`` or ``reproduce`` job
+    also runs its ``backend``'s files."""
+    own = ()
+    if backend:
+        own = SNIPPET_SOURCES[backend] if stage == "reproduce" else BACKEND_SOURCES[backend]
     names = dict.fromkeys((*_COMMON, *STAGE_SOURCES[stage], *own))
     base = Path(root) / "harness"
     return [str(base / n) for n in names if (_PACKAGE / n).exists()]

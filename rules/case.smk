@@ -37,6 +37,9 @@ rule evaluate_case:
     output:
         evaluations="results/{case}/{backend}/{piece}/evaluations.parquet",
         edges="results/{case}/{backend}/{piece}/edges.parquet",
+        # Each failing value's primitives judged at the arguments they receive there
+        # (harness.causes.localise): the root causes' evidence.
+        localised="results/{case}/{backend}/{piece}/localised.parquet",
         timings="results/{case}/{backend}/{piece}/timings.parquet",
     params:
         # The settings this piece depends on (harness.workflow.piece_settings): adding a
@@ -65,6 +68,7 @@ rule compare_case:
         reference="results/{case}/reference.parquet",
         evaluations=backend_files(config, "evaluations"),
         edges=backend_files(config, "edges"),
+        localised=backend_files(config, "localised"),
         code=stage_sources("compare"),
     output:
         errors="results/{case}/errors.parquet",

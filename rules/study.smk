@@ -20,6 +20,16 @@ rule collect_results:
             category="Study",
             labels={"table": "findings"},
         ),
+        # The findings grouped by mechanism (harness.causes), and what a framework does
+        # not offer.
+        root_causes="results/root_causes.parquet",
+        root_causes_csv=report(
+            "results/root_causes.csv",
+            category="Study",
+            labels={"table": "root causes"},
+        ),
+        unsupported="results/unsupported.parquet",
+        unsupported_csv="results/unsupported.csv",
     log:
         "logs/collect_results.log",
     benchmark:
@@ -30,6 +40,26 @@ rule collect_results:
         "../environment.yml"
     shell:
         "python -m harness collect {input.errors} --results results --out {output.parquet} > {log} 2>&1"
+
+
+rule reproduce_root_causes:
+    input:
+        root_causes="results/root_causes.parquet",
+        findings="results/findings.parquet",
+        cases=expand("cases/{case}.yaml", case=CASES),
+        code=lambda w: stage_sources("reproduce", backend=w.backend),
+    output:
+        "results/reproducers/{backend}.parquet",
+    log:
+        "logs/reproduce_root_causes.{backend}.log",
+    benchmark:
+        "logs/reproduce_root_causes.{backend}.benchmark.tsv"
+    resources:
+        mem_mb=2000,
+    conda:
+        "../environment.yml"
+    shell:
+        "python -m harness repro --backend {wildcards.backend} --results results --cases cases > {log} 2>&1"
 
 
 rule render_case_page:
@@ -58,6 +88,9 @@ rule render_report:
     input:
         summary="results/summary.parquet",
         findings="results/findings.parquet",
+        root_causes="results/root_causes.parquet",
+        unsupported="results/unsupported.parquet",
+        reproducers=expand("results/reproducers/{backend}.parquet", backend=BACKENDS),
         pages=expand("reports/{case}.html", case=CASES),
         # The frameworks page reads each case's errors table.
         errors=expand("results/{case}/errors.parquet", case=CASES),

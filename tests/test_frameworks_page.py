@@ -112,6 +112,8 @@ def test_frameworks_page_leads_with_a_framework_that_is_wrong_where_another_is_r
     with sync_playwright() as p:
         browser, page, problems, requests = watched_page(p)
         page.goto((tmp_path / "reports" / "index.html").as_uri(), wait_until="load")
+        # The findings the root causes absorb are behind an expander: open it.
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         index_lines = page.locator("ol.findings li").all_inner_texts()
         page.click("text=Frameworks side by side")
         assert page.url.endswith("frameworks.html")

@@ -22,6 +22,7 @@ LAYERS = (
     ("backends",),
     ("judge",),
     ("edges",),
+    ("causes",),
     ("report",),
     ("experiments",),
 )

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from harness.causes.reproduce import reproducers
+from harness.causes.study import write_root_causes
 from harness.judge.collect import ProvenanceMismatch, collect, stable_domain
 from harness.pipeline import Selection, run_case
 from harness.render import render_reports
@@ -72,7 +74,11 @@ def study(tmp_path_factory):
         run_case(CASES / f"{case}.yaml", selection=sel, results=where / "results")
     summary, findings, meta = collect(sorted((where / "results").glob("*/errors.parquet")))
     write_table(summary, where / "results" / "summary.parquet", meta)
+    findings, _ = write_root_causes(findings, where / "results", meta)
     write_table(findings, where / "results" / "findings.parquet", meta)
+    roots = read_table(where / "results" / "root_causes.parquet")
+    found = reproducers(roots, findings, "tensorflow", CASES)
+    write_table(found, where / "results" / "reproducers" / "tensorflow.parquet", meta)
     cases = where / "cases"
     cases.mkdir()
     for case in ("ratio", "softplus", "nested_softplus"):
@@ -127,6 +133,10 @@ def test_pages_say_the_right_things(study):
     for needle in (
         'href="ratio.html"',
         'href="softplus.html"',
+        "Root causes (",
+        "Framework bugs (",
+        "What the frameworks do not offer",
+        "kernel:softplus:wrong:float32",
         "Outcome matrix",
         "Findings: unexpected",
         "Findings: expected",
@@ -149,9 +159,13 @@ def test_pages_say_the_right_things(study):
         "held",
     ):
         assert needle in page, needle
+    # The page opens with its root causes, before its findings and the platform's notes.
+    assert page.index("Root causes (") < page.index("<h2>Findings") < page.index("Platform:")
     for text in (index, page):
         assert "http://" not in text.replace("http://www.w3.org", "")
-        assert "https://" not in text and "<script" not in text
+        assert "https://" not in text and "<script src" not in text
+    # The one script is the index's inline filter of its root causes.
+    assert index.count("<script") == 1 and page.count("<script") == 0
 
 
 def watched_page(playwright):
@@ -279,3 +293,32 @@ def test_results_from_another_version_of_the_case_are_marked_stale(study, tmp_pa
     assert "Stale results</b> for ratio" in index
     fresh = render_case("softplus", where / "results", tmp_path / "reports", cases).read_text()
     assert "Stale results" not in fresh
+
+
+def test_root_causes_filter_in_the_page_in_chromium(study):
+    """The index's filters hide the root causes that do not match, in the page itself."""
+    from playwright.sync_api import sync_playwright
+
+    where, _, _ = study
+    roots = read_table(where / "results" / "root_causes.parquet")
+    ratio = int(roots["cases"].str.split(", ").apply(lambda cs: "ratio" in cs).sum())
+    kernels = int((roots["kind"] == "kernel").sum())
+    assert 0 < ratio < len(roots) and 0 < kernels < len(roots)
+    with sync_playwright() as p:
+        browser, page, problems, requests = watched_page(p)
+        page.goto((where / "reports" / "index.html").as_uri(), wait_until="load")
+        visible = "els => els.filter(e => !e.hidden).length"
+        assert page.eval_on_selector_all("li.rc", visible) == len(roots)
+        page.select_option('select[data-filter="cases"]', "ratio")
+        assert page.eval_on_selector_all("li.rc", visible) == ratio
+        shown = page.eval_on_selector_all(
+            "li.rc", "els => els.filter(e => !e.hidden).map(e => e.dataset.cases)"
+        )
+        assert all("ratio" in c.split() for c in shown)
+        page.select_option('select[data-filter="cases"]', "")
+        page.select_option('select[data-filter="kind"]', "kernel")
+        assert page.eval_on_selector_all("li.rc", visible) == kernels
+        counted = page.inner_text("#rc-shown")
+        browser.close()
+    assert counted == f"{kernels} of {len(roots)} root causes shown"
+    assert problems == [] and all(u.startswith(("file://", "data:")) for u in requests)

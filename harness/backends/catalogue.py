@@ -34,6 +34,12 @@ class BackendSpec:
     modes: tuple[str, ...]  # in the order a case's evaluation runs them
     dtypes: tuple[str, ...]
     install: str  # how to install it
+    #: The exception types the framework raises to refuse a transformation it does not
+    #: offer (an ``unsupported`` combination, not a bug): JAX's ``jvp`` of a
+    #: ``custom_vjp`` function is a TypeError, a missing rule a NotImplementedError,
+    #: ``jet`` through a custom rule an UnexpectedTracerError; PyTorch's forward mode
+    #: through an ``autograd.Function`` without ``jvp`` a NotImplementedError.
+    refusals: tuple[str, ...] = ("NotImplementedError",)
 
 
 SPECS: dict[str, BackendSpec] = {
@@ -47,6 +53,7 @@ SPECS: dict[str, BackendSpec] = {
         ("function", "xla", "eager"),
         DTYPES,
         "pip install -e .",
+        ("NotImplementedError", "LookupError"),
     ),
     "jax": BackendSpec(
         "jax",
@@ -57,6 +64,7 @@ SPECS: dict[str, BackendSpec] = {
         ("jit", "eager"),
         DTYPES,
         "pip install -e .[jax]",
+        ("NotImplementedError", "TypeError", "UnexpectedTracerError"),
     ),
     "torch": BackendSpec(
         "torch",

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from harness.causes.roots import root_causes
+from harness.causes.study import title as title_of
 from harness.judge.compare import input_columns
 from harness.report.figures import axis_input, band_figure, bits_figure
 from harness.report.findings_list import findings_list, platform_note, stale_note, statements
 from harness.report.html import e, page
 from harness.report.html import table as html_table
+from harness.report.root_causes_list import root_causes_section
 from harness.report.sections import expectations_section, outcomes_section, worst_section
 
 __all__ = ["case_notes", "case_page"]
@@ -33,21 +36,35 @@ def case_page(
     case=None,
     findings: pd.DataFrame | None = None,
     notes: str = "",
+    stale: str = "",
 ) -> str:
-    """A case's page: its findings first, each derivative's beside its band chart (their
-    edges marked), then the bits of error, stable domains, worst points, expectations.
-    ``notes``: HTML put first (a stale-results warning, the platform's flush)."""
+    """A case's page: its root causes first (its findings grouped by the root cause the
+    compare stage gave each; the whole scope and the reproducers are the index's), then
+    its findings, each derivative's band chart (their edges marked on their own panels)
+    and findings, the bits of error, stable domains, worst points, expectations.
+    ``stale``: a stale-results warning, put first; ``notes``: the platform's flush,
+    after the findings."""
     inputs = input_columns(errors)
     x_name = axis_input(errors, inputs)
     title = case.title if case else case_id
-    stated = statements(findings if findings is not None else pd.DataFrame())
-    parts = [f'<p><a href="index.html">&larr; all cases</a></p><h1>{e(title)}</h1>', notes]
+    findings = findings if findings is not None else pd.DataFrame()
+    stated = statements(findings)
+    parts = [f'<p><a href="index.html">&larr; all cases</a></p><h1>{e(title)}</h1>', stale]
+    if "root_cause" in findings:
+        mine = root_causes(findings, title_of)
+        parts.append(
+            f'<h2>Root causes ({len(mine)})</h2><p class="muted">The mechanisms behind this '
+            "case's findings, as this case shows them; each links to its whole scope in the "
+            "study (other cases too) and its reproducers on the index.</p>"
+            + root_causes_section(mine, None, link_case=True, filters=False, index_links=True)
+        )
     unexpected = stated[stated["expected"] == "unexpected"] if not stated.empty else stated
     parts.append(
         f"<h2>Findings</h2><p>{len(unexpected)} unexpected and "
         f"{len(stated) - len(unexpected)} expected (the derivatives below list theirs beside "
         "their charts).</p>" + findings_list(stated, anchor=False, limit=25)
     )
+    parts.append(notes)
     if case is not None:
         parts.append(f"<p><b>Source.</b> {e(case.source)}</p>")
         if case.notes:
@@ -72,18 +89,19 @@ def case_page(
         label = partial or "f"
         sub = errors[errors.partial == partial]
         mine = stated[stated["partial"] == partial] if not stated.empty else stated
+        own = findings[findings["partial"] == partial] if not findings.empty else findings
         marks = [
-            (r.dtype, x, r.outcome)
-            for r in mine.itertuples(index=False)
+            (r.backend, r.dtype, mode, x, r.outcome)
+            for r in own.itertuples(index=False)
+            for mode in str(r.modes).split(", ")
             for x, is_open in ((r.lo, r.lo_open), (r.hi, r.hi_open))
             if not is_open
         ]
         parts.append(f'<h2 id="d-{e(label)}">Derivative {e(label)} (order {len(partial)})</h2>')
+        # The chart at the page's full width (its labels stay readable), its findings below.
         parts.append(
-            '<div class="pair">'
             f'<figure class="plot">{band_figure(sub, x_name, label, marks)}</figure>'
-            f'<div class="side"><h3>Findings</h3>{findings_list(mine, anchor=True)}</div>'
-            "</div>"
+            f"<h3>Findings of {e(label)}</h3>{findings_list(mine, anchor=True)}"
         )
         parts.append(f'<figure class="plot">{bits_figure(sub, x_name, label)}</figure>')
         dom = summary[(summary.case == case_id) & (summary.partial == partial)]

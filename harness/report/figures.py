@@ -1,5 +1,7 @@
-"""The report's figures: bits of error and outcome bands against the swept input, one
-panel per dtype and mode, drawn by matplotlib and inlined as SVG (:func:`harness.report.html.svg`).
+"""The report's figures: bits of error and outcome bands against the swept input, a row
+of panels per dtype and framework and a panel per mode that framework ran (its compiled
+modes too: tf.function and XLA, jax.jit, torch.compile), drawn by matplotlib and inlined
+as SVG (:func:`harness.report.html.svg`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from harness.report.html import COLOURS, svg
 __all__ = ["axis_input", "band_edges", "band_figure", "bits_figure", "set_xscale"]
 
 _DTYPE_ORDER = ("float16", "bfloat16", "float32", "float64")
-_MODE_ORDER = ("eager", "function", "xla")
+_MODE_ORDER = ("eager", "function", "xla", "jit", "compile")
 _METHOD_STYLE = {
     "reverse": "-",
     "forward": "--",
     "forward_over_reverse": "-.",
+    "taylor": (0, (5, 1, 1, 1, 1, 1)),
     "finite_difference": ":",
 }
 
@@ -59,19 +62,42 @@ def set_xscale(ax, x: np.ndarray) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
 
 
-def _grid(dtypes, modes, width_per=3.7, height_per=1.7, left=0.65, top=0.9, wgap=0.5):
-    """Panels of ``width_per`` x ``height_per`` inches, rows dtype, columns mode, with
-    fixed margins in inches (``top`` holds the title and legend, ``left`` the y labels)."""
+_TITLES = {"tensorflow": "TensorFlow", "jax": "JAX", "torch": "PyTorch"}
+
+
+def _layout(errors: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
+    """The figure's rows: one per (dtype, back end) present, each with the modes that
+    back end ran (eager first, then its compiled modes: tf.function and XLA, jax.jit,
+    torch.compile), one panel each."""
+    if "backend" not in errors:
+        errors = errors.assign(backend="tensorflow")
+    order = {m: i for i, m in enumerate(_MODE_ORDER)}
+    out = []
+    for dtype in (d for d in _DTYPE_ORDER if d in set(errors.dtype)):
+        sub = errors[errors.dtype == dtype]
+        present = set(sub["backend"])
+        for backend in [b for b in _TITLES if b in present] + sorted(present - set(_TITLES)):
+            modes = sorted(
+                set(sub[sub["backend"] == backend]["mode"]), key=lambda m: order.get(m, 9)
+            )
+            out.append((dtype, backend, modes))
+    return out
+
+
+def _grid(layout, width_per=3.7, height_per=1.7, left=0.65, top=0.9, wgap=0.5):
+    """Panels of ``width_per`` x ``height_per`` inches, a row per (dtype, back end) of
+    ``layout``, a column per mode, with fixed margins in inches (``top`` holds the title
+    and legend, ``left`` the y labels); unused panels are hidden."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows, cols = len(dtypes), len(modes)
-    bottom, right, hgap = 0.45, 0.15, 0.55
+    rows, cols = len(layout), max(len(m) for _, _, m in layout)
+    bottom, right, hgap = 0.45, 0.15, 0.6
     width = left + cols * width_per + (cols - 1) * wgap + right
     height = top + rows * height_per + (rows - 1) * hgap + bottom
-    fig, axes = plt.subplots(rows, cols, squeeze=False, sharex=True, figsize=(width, height))
+    fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(width, height))
     fig.subplots_adjust(
         left=left / width,
         right=1 - right / width,
@@ -80,27 +106,37 @@ def _grid(dtypes, modes, width_per=3.7, height_per=1.7, left=0.65, top=0.9, wgap
         wspace=wgap / width_per,
         hspace=hgap / height_per,
     )
+    for i, (_, _, modes) in enumerate(layout):
+        for j in range(len(modes), cols):
+            axes[i][j].set_visible(False)
     return fig, axes
 
 
+def _panel_title(dtype: str, backend: str, mode: str) -> str:
+    return f"{_TITLES.get(backend, backend)} · {dtype} · {mode}"
+
+
 def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
-    """Bits of error against the input: rows dtype, columns mode; colour implementation,
-    line style method."""
+    """Bits of error against the input: a row of panels per (dtype, framework), a panel
+    per mode that framework ran; colour implementation, line style method."""
     import matplotlib.pyplot as plt
 
-    dtypes = [d for d in _DTYPE_ORDER if d in set(errors.dtype)]
-    modes = [m for m in _MODE_ORDER if m in set(errors["mode"])]
+    if "backend" not in errors:
+        errors = errors.assign(backend="tensorflow")
+    layout = _layout(errors)
     impls = sorted(errors.implementation.unique())
     # On a grid, one line per combination of the other inputs (a single line through
     # every point would zigzag between them); an input tied to x is not another input.
     by_x = errors.groupby(x_name, observed=True)
     others = [c for c in input_columns(errors) if c != x_name and by_x[c].nunique().max() > 1]
     palette = plt.get_cmap("tab10")
-    fig, axes = _grid(dtypes, modes)
-    for i, dtype in enumerate(dtypes):
+    fig, axes = _grid(layout)
+    for i, (dtype, backend, modes) in enumerate(layout):
         for j, mode in enumerate(modes):
             ax = axes[i][j]
-            panel = errors[(errors.dtype == dtype) & (errors["mode"] == mode)]
+            panel = errors[
+                (errors.dtype == dtype) & (errors["backend"] == backend) & (errors["mode"] == mode)
+            ]
             for k, impl in enumerate(impls):
                 for method, style in _METHOD_STYLE.items():
                     g = panel[(panel.implementation == impl) & (panel.method == method)]
@@ -112,7 +148,7 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
                         ax.plot(
                             line[x_name],
                             line["bits"],
-                            style,
+                            ls=style,
                             color=palette(k % 10),
                             lw=1.1,
                             rasterized=True,
@@ -120,12 +156,11 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
             set_xscale(ax, panel[x_name].to_numpy())
             ax.set_ylim(-0.5, {"float16": 16, "bfloat16": 16, "float32": 32}.get(dtype, 64) + 1)
             ax.grid(alpha=0.3)
-            ax.set_title(f"{dtype}, {mode}", fontsize=9)
+            ax.set_title(_panel_title(dtype, backend, mode), fontsize=10)
             if j == 0:
-                ax.set_ylabel("bits of error", fontsize=8)
-            if i == len(dtypes) - 1:
-                ax.set_xlabel(x_name, fontsize=8)
-            ax.tick_params(labelsize=7)
+                ax.set_ylabel("bits of error", fontsize=9)
+            ax.set_xlabel(x_name, fontsize=9)
+            ax.tick_params(labelsize=8)
     handles = [
         plt.Line2D([], [], color=palette(k % 10), lw=2, label=impl) for k, impl in enumerate(impls)
     ]
@@ -139,7 +174,7 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
         handles=handles,
         loc="upper center",
         ncol=min(len(handles), 6),
-        fontsize=8,
+        fontsize=9,
         bbox_to_anchor=(0.5, 1 - 0.3 / height),
         frameon=False,
     )
@@ -148,7 +183,7 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
         + (f"; one line per value of {', '.join(others)}" if others else ""),
         y=1 - 0.05 / height,
         va="top",
-        fontsize=10,
+        fontsize=11,
     )
     return svg(fig)
 
@@ -157,31 +192,38 @@ def band_figure(
     errors: pd.DataFrame, x_name: str, derivative: str, marks: Sequence[tuple] = ()
 ) -> str:
     """Outcome bands: one band per implementation and method, coloured by outcome along the
-    input (the picture of seed 000's figure); rows dtype, columns mode. ``marks``:
-    ``(dtype, x, outcome)`` edges of findings, drawn as dashed lines on that dtype's
-    panels."""
+    input (the picture of seed 000's figure); a row of panels per (dtype, framework), a
+    panel per mode that framework ran. ``marks``: ``(backend, dtype, mode, x, outcome)``
+    edges of the findings, drawn as dashed lines on their own panel only."""
     from matplotlib.colors import ListedColormap
 
-    dtypes = [d for d in _DTYPE_ORDER if d in set(errors.dtype)]
-    modes = [m for m in _MODE_ORDER if m in set(errors["mode"])]
-    rows = (
-        errors[["implementation", "method"]]
-        .drop_duplicates()
-        .sort_values(["implementation", "method"])
-        .itertuples(index=False)
-    )
-    rows = [tuple(r) for r in rows]
+    if "backend" not in errors:
+        errors = errors.assign(backend="tensorflow")
+    layout = _layout(errors)
+    # Each framework's own bands: the implementations and the methods it ran.
+    bands = {
+        backend: [
+            tuple(r)
+            for r in errors[errors["backend"] == backend][["implementation", "method"]]
+            .drop_duplicates()
+            .sort_values(["implementation", "method"])
+            .itertuples(index=False)
+        ]
+        for backend in set(errors["backend"])
+    }
+    most = max(len(r) for r in bands.values())
     code = {o: i for i, o in enumerate(OUTCOMES)}
     cmap = ListedColormap([COLOURS[o] for o in OUTCOMES])
-    # The left column carries the row labels ("implementation / method", 6 pt).
-    label_inches = 0.2 + 0.05 * max(len(f"{a} / {b}") for a, b in rows)
-    fig, axes = _grid(
-        dtypes, modes, height_per=0.3 * len(rows) + 0.3, left=label_inches, top=0.45, wgap=0.3
-    )
-    for i, dtype in enumerate(dtypes):
+    # The left column carries the row labels ("implementation / method", 8 pt).
+    label_inches = 0.3 + 0.065 * max(len(f"{a} / {b}") for r in bands.values() for a, b in r)
+    fig, axes = _grid(layout, height_per=0.2 * most + 0.3, left=label_inches, top=0.45, wgap=0.3)
+    for i, (dtype, backend, modes) in enumerate(layout):
+        rows = bands[backend]
         for j, mode in enumerate(modes):
             ax = axes[i][j]
-            panel = errors[(errors.dtype == dtype) & (errors["mode"] == mode)]
+            panel = errors[
+                (errors.dtype == dtype) & (errors["backend"] == backend) & (errors["mode"] == mode)
+            ]
             xs = np.sort(panel[x_name].unique())
             if len(xs) == 0:
                 continue
@@ -201,22 +243,23 @@ def band_figure(
                 vmax=len(OUTCOMES) - 0.5,
                 rasterized=True,
             )
-            for mark_dtype, x, outcome in marks:
-                if mark_dtype == dtype and xs[0] <= x <= xs[-1]:
-                    ax.axvline(x, color=COLOURS.get(outcome, "#000"), lw=0.8, ls="--")
+            for mark in marks:
+                m_backend, m_dtype, m_mode, x, outcome = mark
+                here = (m_backend, m_dtype, m_mode) == (backend, dtype, mode)
+                if here and xs[0] <= x <= xs[-1]:
+                    ax.axvline(x, color=COLOURS.get(outcome, "#000"), lw=0.9, ls="--")
             set_xscale(ax, xs)
             ax.set_yticks(np.arange(len(rows)) + 0.5)
-            ax.set_yticklabels([f"{a} / {b}" for a, b in rows] if j == 0 else [], fontsize=6)
+            ax.set_yticklabels([f"{a} / {b}" for a, b in rows] if j == 0 else [], fontsize=8)
             ax.invert_yaxis()
-            ax.set_title(f"{dtype}, {mode}", fontsize=9)
-            if i == len(dtypes) - 1:
-                ax.set_xlabel(x_name, fontsize=8)
-            ax.tick_params(axis="x", labelsize=7)
+            ax.set_title(_panel_title(dtype, backend, mode), fontsize=10)
+            ax.set_xlabel(x_name, fontsize=9)
+            ax.tick_params(axis="x", labelsize=8)
     fig.suptitle(
         f"derivative {derivative}: outcome along the input",
         y=1 - 0.05 / fig.get_figheight(),
         va="top",
-        fontsize=10,
+        fontsize=11,
     )
     return svg(fig)
 

@@ -1,6 +1,7 @@
 """HTML building blocks of the report pages: escaping, the page shell and its styles,
 the outcome colours and their key, tables. Pages are self-contained: styles inline, no
-script, font or image from anywhere else."""
+font or image from anywhere else, and no script but the index's small inline filter of
+its root causes (:mod:`harness.report.root_causes_list`)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,10 @@ ol.findings li:target{background:#fff8e1}.stale{background:#ffebee;padding:.5rem
 border:1px solid #c62828}.pair{display:flex;gap:1rem;align-items:flex-start;flex-wrap:wrap}
 .pair figure{flex:3 1 700px}.pair .side{flex:2 1 320px;max-width:560px}
 .mark{font-weight:700;color:#c62828}
+ol.rcs{padding-left:1.6rem;font-size:.9rem}ol.rcs li{margin:.5rem 0}
+.kind{color:#fff;border-radius:.2rem;padding:0 .3rem;font-size:.8rem}
+.filters{margin:.5rem 0;font-size:.9rem}.filters select{margin-right:.6rem}
+pre{background:#f5f5f5;padding:.4rem;overflow-x:auto;font-size:.8rem}
 """
 
 

@@ -1,6 +1,7 @@
-"""The study's index page: headline counts, the ranked findings (unexpected first), the
-expectations that did not hold, the platform's flush, the outcome matrix, the cases and
-the provenance (:func:`render_index`)."""
+"""The study's index page: headline counts, the root causes (framework bugs first), the
+combinations the frameworks do not offer, the findings, the expectations that did not
+hold, the platform's flush, the outcome matrix, the cases and the provenance
+(:func:`render_index`)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.causes.classify import FRAMEWORK_KINDS
 from harness.judge.compare import OUTCOMES
 from harness.report.findings_list import findings_list, load_case_quietly, platform_note, statements
 from harness.report.html import e, key, page
 from harness.report.html import table as html_table
+from harness.report.root_causes_list import root_causes_section, unsupported_section
 from harness.results import atomic_write_text, read_metadata, read_table
 
-__all__ = ["index_page", "render_index"]
+__all__ = ["index_page", "read_causes", "render_index"]
 
 _DTYPE_ORDER = ("float16", "bfloat16", "float32", "float64")
 
@@ -99,9 +102,13 @@ def index_page(
     case_meta: dict[str, dict],
     broken_cases: dict[str, list[str]],
     findings: pd.DataFrame | None = None,
+    causes: tuple[pd.DataFrame, pd.DataFrame, dict] | None = None,
 ) -> str:
-    """The study's index: headline counts, the ranked findings (unexpected first), the
-    platform's flush, the outcome matrix, the cases, provenance."""
+    """The study's index: headline counts, the root causes (framework bugs first) with
+    their filters and reproducers, what the frameworks do not offer, the findings, the
+    platform's flush, the outcome matrix, the cases, provenance. ``causes``: the root
+    causes, the unsupported combinations and the reproducers by back end."""
+    roots, unsupported, reproducers = causes or (pd.DataFrame(), pd.DataFrame(), {})
     findings = findings if findings is not None else pd.DataFrame()
     stated = statements(findings)
     totals = {o: int(summary[o].sum()) for o in OUTCOMES}
@@ -117,8 +124,17 @@ def index_page(
     def cell(number, what: str) -> str:
         return f'<td><div class="big">{number}</div>{what}</td>'
 
+    open_roots = roots[roots["expected"] != "expected"] if not roots.empty else roots
+    framework = int(open_roots["kind"].isin(FRAMEWORK_KINDS).sum()) if not roots.empty else 0
     headline = (
         '<table class="headline"><tr>'
+        + cell(
+            len(open_roots),
+            f"root causes not expected<br>({framework} in the frameworks, "
+            f"{len(open_roots) - framework} in the cases' own code; {len(roots) - len(open_roots)} "
+            "expected)",
+        )
+        + cell(len(unsupported), "combinations a framework does not offer")
         + cell(
             len(unexpected),
             f"distinct unexpected findings<br>({per_impl} per implementation; {partly} "
@@ -155,9 +171,15 @@ def index_page(
         },
         "grappler options": json.dumps(tf.get("grappler_options")),
         "packages": ", ".join(f"{k} {v}" for k, v in (meta.get("packages") or {}).items()),
-        "study settings": json.dumps(first.get("selection")),
+        "study settings": json.dumps(first.get("study")),
         "reference": json.dumps(first.get("reference")),
         "seed": first.get("seed"),
+        **{
+            f"case {c}'s settings (the study's, narrowed by its quick block)": json.dumps(
+                m.get("selection")
+            )
+            for c, m in sorted(case_meta.items())
+        },
     }
     prov_rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in prov.items())
     cases = "".join(
@@ -186,8 +208,17 @@ def index_page(
         + headline
         + '<p><a href="frameworks.html">Frameworks side by side</a>: where TensorFlow, JAX '
         "and PyTorch agree on the same points, and where one is right and another wrong.</p>"
+        + f"<h2>Root causes ({len(roots)})</h2>"
+        + '<p class="muted">Each finding belongs to one root cause: one mechanism, stated once '
+        "with its whole scope (results/root_causes.csv; <code>harness bug-report ID</code> "
+        "prints one as a report).</p>"
+        + root_causes_section(roots, reproducers)
+        + f"<h2>What the frameworks do not offer ({len(unsupported)})</h2>"
+        + unsupported_section(unsupported)
         + f"<h2>Findings: unexpected ({len(unexpected)})</h2>"
-        + findings_list(unexpected, link_case=True, limit=40)
+        + f"<details><summary>the {len(unexpected)} statements the root causes absorb</summary>"
+        + findings_list(unexpected, link_case=True)
+        + "</details>"
         + f"<h2>Findings: expected ({len(expected)})</h2>"
         + findings_list(expected, link_case=True, limit=20)
         + "<h2>Expectations that did not hold</h2>"
@@ -253,8 +284,22 @@ def render_index(
         parts = [case_findings(results / c / "errors.parquet") for c in case_meta]
         findings = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     index = reports / "index.html"
-    atomic_write_text(index, index_page(summary, meta, case_meta, broken, findings))
+    causes = read_causes(results)
+    atomic_write_text(index, index_page(summary, meta, case_meta, broken, findings, causes))
     return index
+
+
+def read_causes(results: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The study's root causes, unsupported combinations and reproducers by back end
+    (empty where the study has none yet)."""
+    out = []
+    for name in ("root_causes", "unsupported"):
+        path = Path(results) / f"{name}.parquet"
+        out.append(read_table(path) if path.exists() else pd.DataFrame())
+    reproducers = {
+        p.stem: read_table(p) for p in sorted((Path(results) / "reproducers").glob("*.parquet"))
+    }
+    return out[0], out[1], reproducers
 
 
 def _certified(path: Path) -> tuple[int, int] | None:

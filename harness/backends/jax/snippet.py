@@ -1,0 +1,152 @@
+"""JAX's reproducers (:mod:`harness.backends.snippet`): the kernels as source text, a
+case's custom gradient as a ``jax.custom_vjp`` function, the methods as the harness
+nests them (:mod:`harness.backends.jax.derivatives`). No JAX here: this writes text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.backends.snippet import Style, Table, expression_text, function_block
+from harness.cases import expressions as ex
+from harness.cases.model import Case, NestedRule
+
+__all__ = ["STYLE", "TABLE", "write"]
+
+TABLE = Table(
+    constant="jnp.asarray({value}, DTYPE)",
+    pi="jnp.asarray(math.pi, DTYPE)",
+    functions={
+        "exp": "jnp.exp",
+        "expm1": "jnp.expm1",
+        "log": "jnp.log",
+        "log1p": "jnp.log1p",
+        "sqrt": "jnp.sqrt",
+        "sin": "jnp.sin",
+        "cos": "jnp.cos",
+        "tan": "jnp.tan",
+        "sinh": "jnp.sinh",
+        "cosh": "jnp.cosh",
+        "tanh": "jnp.tanh",
+        "sigmoid": "jax.nn.sigmoid",
+        "softplus": "jax.nn.softplus",
+        "log_sigmoid": "jax.nn.log_sigmoid",
+        "elu": "jax.nn.elu",
+        "selu": "jax.nn.selu",
+        "gelu": "(lambda x: jax.nn.gelu(x, approximate=False))",
+        "gelu_tanh": "(lambda x: jax.nn.gelu(x, approximate=True))",
+        "erf": "jax.scipy.special.erf",
+        "erfc": "jax.scipy.special.erfc",
+        "lgamma": "jax.scipy.special.gammaln",
+        "digamma": "jax.scipy.special.digamma",
+        "atan": "jnp.arctan",
+        "asinh": "jnp.arcsinh",
+        "acosh": "jnp.arccosh",
+        "atanh": "jnp.arctanh",
+        "abs": "jnp.abs",
+        "maximum": "jnp.maximum",
+        "minimum": "jnp.minimum",
+        "atan2": "jnp.arctan2",
+        "xlogy": "jax.scipy.special.xlogy",
+        "xlog1py": "jax.scipy.special.xlog1py",
+        "pow": "jnp.power",
+        "logsumexp": "(lambda *a: jax.scipy.special.logsumexp(jnp.stack(jnp.broadcast_arrays(*a)), axis=0))",
+        "log_softmax": "(lambda *a: jax.nn.log_softmax(jnp.stack(jnp.broadcast_arrays(*a)), axis=0)[0])",
+    },
+    where="jnp.where",
+    compare={
+        "lt": "jnp.less",
+        "le": "jnp.less_equal",
+        "gt": "jnp.greater",
+        "ge": "jnp.greater_equal",
+        "eq": "jnp.equal",
+        "ne": "jnp.not_equal",
+    },
+    integer_pow=True,
+)
+
+_JVP = """def jvp(f, i):  # forward mode: one jax.jvp per order, a tangent of ones
+    def g(*xs):
+        tangents = tuple(jnp.ones_like(x) if j == i else jnp.zeros_like(x) for j, x in enumerate(xs))
+        return jax.jvp(f, xs, tangents)[1]
+    return g"""
+_TAYLOR = """def taylor(f, i, n):  # jax.experimental.jet: the n-th coefficient of f(x + t)
+    def g(*xs):
+        series = tuple([jnp.ones_like(x) if j == i else jnp.zeros_like(x)] + [jnp.zeros_like(x)] * (n - 1) for j, x in enumerate(xs))
+        return jet.jet(f, xs, series)[1][n - 1]
+    return g"""
+
+STYLE = Style(
+    title="JAX",
+    header='import math\n\nimport jax\nimport jax.numpy as jnp\nfrom jax.experimental import jet\n\njax.config.update("jax_enable_x64", True)',
+    dtypes={
+        "float16": "jnp.float16",
+        "bfloat16": "jnp.bfloat16",
+        "float32": "jnp.float32",
+        "float64": "jnp.float64",
+    },
+    scalar="jnp.asarray(float.fromhex({hex!r}), DTYPE)",
+    helpers={"forward": _JVP, "forward_over_reverse": _JVP, "taylor": _TAYLOR},
+    # jax.grad of a function of scalars (the harness vmaps it over the batch).
+    nest={"reverse": "jax.grad({f}, argnums={i})", "forward": "jvp({f}, {i})"},
+    modes={"eager": "{d}", "jit": "jax.jit({d})"},
+    taylor="taylor({f}, {i}, {n})",
+)
+
+
+def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions) -> str | None:
+    """A ``jax.custom_vjp`` function ``name`` with the rules (``None``: a nested rule)."""
+    if any(isinstance(r, NestedRule) for r in gradient.values()):
+        return None
+    args = ", ".join(params)
+    env = {p: p for p in params}
+    rules = ", ".join(
+        f"jnp.broadcast_to({expression_text(gradient[p], {**env, 'dy': 'dy'}, TABLE, functions)}, jnp.shape({p})).astype(DTYPE)"
+        for p in params
+    )
+    return (
+        f"@jax.custom_vjp\ndef {name}({args}):\n    return {expression_text(body, env, TABLE, functions)}\n\n\n"
+        f"def {name}_fwd({args}):\n    return {name}({args}), ({args},)\n\n\n"
+        f"def {name}_bwd(saved, dy):\n    {args}, = saved\n    return ({rules},)\n\n\n"
+        f"{name}.defvjp({name}_fwd, {name}_bwd)"
+    )
+
+
+def write(case: Case | None, implementation: str | None, names: Sequence[str], expression=None):
+    """``(blocks, "f")``: ``f`` of ``names`` is the implementation (or ``expression``);
+    ``None`` where a reproducer cannot be written (a nested rule, a registered one)."""
+    blocks: list[str] = []
+    functions: dict[str, str] = {}
+    if expression is not None:
+        return [
+            function_block("f", names, expression_text(expression, {n: n for n in names}, TABLE))
+        ], "f"
+    impl = case.implementation(implementation)
+    if impl.registered or impl.expression is None:
+        return None
+    for cf in case.functions:
+        if cf.gradient:
+            block = _custom(cf.name, cf.expression, cf.gradient, cf.params, functions)
+            if block is None:
+                return None
+        else:
+            block = function_block(
+                cf.name,
+                cf.params,
+                expression_text(cf.expression, {p: p for p in cf.params}, TABLE, functions),
+            )
+        blocks.append(block)
+        functions[cf.name] = cf.name
+    if impl.gradient:
+        block = _custom("f", impl.expression, impl.gradient, names, functions)
+        if block is None or set(impl.gradient) != set(names):
+            return None
+        blocks.append(block)
+    else:
+        blocks.append(
+            function_block(
+                "f",
+                names,
+                expression_text(impl.expression, {n: n for n in names}, TABLE, functions),
+            )
+        )
+    return blocks, "f"

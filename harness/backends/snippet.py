@@ -1,0 +1,143 @@
+"""Minimal standalone reproducers: one framework, no harness import, about fifteen lines.
+
+A reproducer is the function (a primitive alone, or a case's implementation), the
+input as an exact float (``float.fromhex``, its decimal beside it), the derivative the
+way the harness took it (the method's nesting, the mode's compilation), and two printed
+lines: what the framework gives and the certified truth. Each back end gives its
+:class:`Style` (its imports, how it makes a scalar, nests a derivative and compiles) and
+writes its own functions (``snippet.py`` in its folder); this module assembles the script.
+No framework here: this module writes text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from harness.cases import expressions as ex
+
+__all__ = ["Style", "Table", "expression_text", "function_block", "script"]
+
+
+@dataclass(frozen=True)
+class Table:
+    """How one framework writes the expression language (source text, not callables)."""
+
+    constant: str  # "{value!r}" is replaced: "tf.constant({value}, DTYPE)"
+    pi: str
+    functions: Mapping[str, str]  # a named function -> a callable's source
+    where: str
+    compare: Mapping[str, str]
+    integer_pow: bool = False  # ``x**3`` with a Python int exponent
+
+
+def expression_text(node: ex.Node, env: Mapping[str, str], table: Table, functions=None) -> str:
+    """Python source computing ``node`` with the framework's kernels, in the order the
+    back end's walker applies them (:func:`harness.backends.walker.walk`)."""
+    functions = functions or {}
+    ops = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}
+
+    def go(n: ex.Node) -> str:
+        if isinstance(n, ex.Var):
+            return env[n.name]
+        if isinstance(n, ex.Num):
+            return table.constant.format(value=repr(n.value))
+        if isinstance(n, ex.Const):
+            return table.pi
+        if isinstance(n, ex.Unary):
+            return f"(-{go(n.arg)})"
+        if isinstance(n, ex.Binary):
+            if (
+                n.op == "pow"
+                and table.integer_pow
+                and isinstance(n.right, ex.Num)
+                and float(n.right.value).is_integer()
+            ):
+                return f"({go(n.left)} ** {int(n.right.value)})"
+            return f"({go(n.left)} {ops[n.op]} {go(n.right)})"
+        if isinstance(n, ex.Call):
+            args = ", ".join(go(a) for a in n.args)
+            name = functions.get(n.func) or table.functions[n.func]
+            return f"{name}({args})"
+        if isinstance(n, ex.Where):
+            cond = f"{table.compare[n.cond.op]}({go(n.cond.left)}, {go(n.cond.right)})"
+            return f"{table.where}({cond}, {go(n.then)}, {go(n.otherwise)})"
+        raise TypeError(f"cannot write {n!r}")
+
+    return go(node)
+
+
+@dataclass(frozen=True)
+class Style:
+    """A framework's reproducer: its header, scalars, derivative nesting and modes."""
+
+    title: str
+    header: str  # imports and settings
+    dtypes: Mapping[str, str]
+    scalar: str  # "{hex}" is replaced: an expression making one input of DTYPE
+    helpers: Mapping[str, str]  # method -> the helper functions it needs (source)
+    nest: Mapping[str, str]  # "reverse" / "forward" (/ "first" of forward-over-reverse)
+    modes: Mapping[str, str]  # mode -> "{d}" wrapped ("tf.function({d})")
+    taylor: str = ""  # "{f}, {i}, {n}": the whole derivative at once (JAX's jet)
+    value: str = "{got}"  # the result as something float() takes
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+def _chain(style: Style, method: str, partial: Sequence[str], names: Sequence[str]) -> str:
+    """The nested derivative of ``f`` for ``partial`` by ``method``."""
+    d = "f"
+    if method == "taylor":
+        return style.taylor.format(f=d, i=names.index(partial[0]), n=len(partial))
+    for k, v in enumerate(partial):
+        if method == "reverse":
+            how = "reverse"
+        elif method == "forward_over_reverse" and k == 0:
+            how = "first" if "first" in style.nest else "reverse"
+        else:
+            how = "forward"
+        d = style.nest[how].format(f=d, i=names.index(v))
+    return d
+
+
+def script(
+    style: Style,
+    blocks: Sequence[str],
+    names: Sequence[str],
+    point: Mapping[str, float],
+    partial: Sequence[str],
+    method: str,
+    mode: str,
+    dtype: str,
+    title: str,
+    truth: str,
+) -> str:
+    """The reproducer: ``blocks`` define ``f`` of ``names``; it prints ``got`` (the value
+    and its hex) and the certified ``truth``."""
+    lines = [
+        f'"""{title}',
+        "",
+        f"{style.title}, {dtype}, {method.replace('_', '-')}, {mode}.",
+        '"""',
+    ]
+    lines += [style.header, "", f"DTYPE = {style.dtypes[dtype]}"]
+    for n in names:
+        value = float(point[n])
+        lines.append(f"{n} = {style.scalar.format(hex=value.hex())}  # {value!r}")
+    lines += ["", *blocks, ""]
+    helper = style.helpers.get(method, "")
+    if helper:
+        lines += [helper, ""]
+    d = _chain(style, method, partial, names) if partial else "f"
+    lines.append(f"d = {style.modes[mode].format(d=d)}")
+    lines.append(f"got = d({', '.join(names)})")
+    value = style.value.format(got="got")
+    lines.append(
+        f'print("got  ", "None" if got is None else repr(float({value})), "" if got is None else float({value}).hex())'
+    )
+    lines.append(f'print("truth", {truth!r}, "(certified by Arb)")')
+    return "\n".join(lines) + "\n"
+
+
+def function_block(name: str, names: Sequence[str], body: str) -> str:
+    """``def name(names): return body``."""
+    return f"def {name}({', '.join(names)}):\n    return {body}"

@@ -1,0 +1,163 @@
+"""PyTorch's reproducers (:mod:`harness.backends.snippet`): the kernels as source text, a
+case's custom gradient as a ``torch.autograd.Function``, the methods as the harness nests
+them (:mod:`harness.backends.torch.derivatives`). No PyTorch here: this writes text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.backends.snippet import Style, Table, expression_text, function_block
+from harness.cases import expressions as ex
+from harness.cases.model import Case, NestedRule
+
+__all__ = ["STYLE", "TABLE", "write"]
+
+_STACK = "torch.stack(torch.broadcast_tensors(*a))"
+TABLE = Table(
+    constant="torch.tensor({value}, dtype=DTYPE)",
+    pi="torch.tensor(math.pi, dtype=DTYPE)",
+    functions={
+        "exp": "torch.exp",
+        "expm1": "torch.expm1",
+        "log": "torch.log",
+        "log1p": "torch.log1p",
+        "sqrt": "torch.sqrt",
+        "sin": "torch.sin",
+        "cos": "torch.cos",
+        "tan": "torch.tan",
+        "sinh": "torch.sinh",
+        "cosh": "torch.cosh",
+        "tanh": "torch.tanh",
+        "sigmoid": "torch.sigmoid",
+        "softplus": "torch.nn.functional.softplus",
+        "log_sigmoid": "torch.nn.functional.logsigmoid",
+        "elu": "torch.nn.functional.elu",
+        "selu": "torch.nn.functional.selu",
+        "gelu": '(lambda x: torch.nn.functional.gelu(x, approximate="none"))',
+        "gelu_tanh": '(lambda x: torch.nn.functional.gelu(x, approximate="tanh"))',
+        "erf": "torch.special.erf",
+        "erfc": "torch.special.erfc",
+        "lgamma": "torch.lgamma",
+        "digamma": "torch.digamma",
+        "atan": "torch.atan",
+        "asinh": "torch.asinh",
+        "acosh": "torch.acosh",
+        "atanh": "torch.atanh",
+        "abs": "torch.abs",
+        "maximum": "torch.maximum",
+        "minimum": "torch.minimum",
+        "atan2": "torch.atan2",
+        "xlogy": "torch.xlogy",
+        "xlog1py": "torch.special.xlog1py",
+        "pow": "torch.pow",
+        "logsumexp": f"(lambda *a: torch.logsumexp({_STACK}, dim=0))",
+        "log_softmax": f"(lambda *a: torch.log_softmax({_STACK}, dim=0)[0])",
+    },
+    where="torch.where",
+    compare={
+        "lt": "torch.lt",
+        "le": "torch.le",
+        "gt": "torch.gt",
+        "ge": "torch.ge",
+        "eq": "torch.eq",
+        "ne": "torch.ne",
+    },
+    integer_pow=True,
+)
+
+_GRAD = """def grad(f, i):  # reverse mode: torch.autograd.grad(create_graph=True) per order
+    def g(*xs):
+        xs = [x if x.requires_grad else x.detach().requires_grad_(True) for x in xs]
+        (d,) = torch.autograd.grad(f(*xs), xs[i], create_graph=True, allow_unused=True)
+        return d
+    return g"""
+_JVP = """def jvp(f, i):  # forward mode: one torch.func.jvp per order, a tangent of ones
+    def g(*xs):
+        tangents = tuple(torch.ones_like(x) if j == i else torch.zeros_like(x) for j, x in enumerate(xs))
+        return torch.func.jvp(f, xs, tangents)[1]
+    return g"""
+
+STYLE = Style(
+    title="PyTorch",
+    header="import math\n\nimport torch",
+    dtypes={
+        "float16": "torch.float16",
+        "bfloat16": "torch.bfloat16",
+        "float32": "torch.float32",
+        "float64": "torch.float64",
+    },
+    scalar="torch.tensor(float.fromhex({hex!r}), dtype=DTYPE)",
+    helpers={"reverse": _GRAD, "forward": _JVP, "forward_over_reverse": _JVP},
+    # Forward-over-reverse: torch.func.grad inside the jvps, as the harness nests it.
+    nest={
+        "reverse": "grad({f}, {i})",
+        "forward": "jvp({f}, {i})",
+        "first": "torch.func.grad({f}, argnums={i})",
+    },
+    modes={"eager": "{d}", "compile": "torch.compile({d})"},
+    value="{got}.detach()",
+)
+
+
+def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions) -> str | None:
+    """``name``: ``apply`` of a ``torch.autograd.Function`` with the rules (``None``: a
+    nested rule)."""
+    if any(isinstance(r, NestedRule) for r in gradient.values()):
+        return None
+    args = ", ".join(params)
+    env = {p: p for p in params}
+    rules = ", ".join(
+        "None"
+        if p not in gradient
+        else expression_text(gradient[p], {**env, "dy": "dy"}, TABLE, functions)
+        for p in params
+    )
+    cls = f"{name.capitalize()}Rule"
+    return (
+        f"class {cls}(torch.autograd.Function):\n"
+        f"    @staticmethod\n    def forward({args}):\n        return {expression_text(body, env, TABLE, functions)}\n\n"
+        f"    @staticmethod\n    def setup_context(ctx, inputs, output):\n        ctx.save_for_backward(*inputs)\n\n"
+        f"    @staticmethod\n    def backward(ctx, dy):\n        {args}, = ctx.saved_tensors\n        return {rules}\n\n\n"
+        f"def {name}({args}):\n    return {cls}.apply({args})"
+    )
+
+
+def write(case: Case | None, implementation: str | None, names: Sequence[str], expression=None):
+    """``(blocks, "f")``: ``f`` of ``names`` is the implementation (or ``expression``);
+    ``None`` where a reproducer cannot be written (a nested rule, a registered one)."""
+    blocks: list[str] = []
+    functions: dict[str, str] = {}
+    if expression is not None:
+        return [
+            function_block("f", names, expression_text(expression, {n: n for n in names}, TABLE))
+        ], "f"
+    impl = case.implementation(implementation)
+    if impl.registered or impl.expression is None:
+        return None
+    for cf in case.functions:
+        if cf.gradient:
+            block = _custom(cf.name, cf.expression, cf.gradient, cf.params, functions)
+            if block is None:
+                return None
+        else:
+            block = function_block(
+                cf.name,
+                cf.params,
+                expression_text(cf.expression, {p: p for p in cf.params}, TABLE, functions),
+            )
+        blocks.append(block)
+        functions[cf.name] = cf.name
+    if impl.gradient:
+        block = _custom("f", impl.expression, impl.gradient, names, functions)
+        if block is None:
+            return None
+        blocks.append(block)
+    else:
+        blocks.append(
+            function_block(
+                "f",
+                names,
+                expression_text(impl.expression, {n: n for n in names}, TABLE, functions),
+            )
+        )
+    return blocks, "f"

@@ -1,0 +1,172 @@
+"""What kind of mechanism a finding shows, decided by the evidence beside it
+(:mod:`harness.causes.evidence`), and how much it matters.
+
+The first rule that applies decides (each says what it rests on):
+
+1. ``unsupported``: an ``error`` whose exception is one the framework raises to refuse a
+   transformation it does not offer (its back end lists those exception types:
+   :attr:`harness.backends.catalogue.BackendSpec.refusals`); any other exception is a
+   crash of the method (``method``);
+2. ``formula`` of finite differences: only the finite differences fail (the stencil's
+   values overflow, underflow or cancel); autodiff is the fix;
+3. ``mode``: the finding holds only in compiled modes (not eager), and the other modes
+   get most of its points right (a compiler's or a graph rewrite's effect);
+4. ``rule``: a hand-written rule on its path is not the derivative, checked exactly at
+   its worst point (:mod:`harness.causes.rules`);
+5. ``kernel``: a primitive judged on its own at the arguments it receives is wrong there
+   while its value is right (or its value is wrong): the framework's rule for it;
+6. ``rule``: the implementation's own rule is right in exact arithmetic but its value is
+   lost in floats (an unstable rule);
+7. ``method``: another exact method gets most of its points right;
+8. ``framework``: another back end gets most of its points right by the same methods;
+9. ``formula``: every primitive is right at its own arguments; the expression overflows,
+   underflows or cancels (the intermediate is named where one lies beyond the dtype).
+
+Severity by impact, highest first (:func:`severity`): 4, a NaN, an infinity or a wrong
+sign at inputs well inside the dtype's normal range; 3, a value with at most 4 correct
+bits (``wrong``, ``zero``, an ``inaccurate`` 2.4 for 4.2) or a non-finite value at the
+range's ends; 2, bits lost (more than 4 right); 1, a finite value whose truth lies far
+below the function's own scale (``|truth| <= 4 eps`` times the largest truth of the
+lower orders at that point: rounding noise of the lower orders, such as 4.5e-16 for a
+true -8e-20 next to a first derivative of 1); 0 for an unsupported combination.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import mpmath
+
+from harness.numerics.floats import FORMATS
+
+__all__ = [
+    "CASE_KINDS",
+    "FRAMEWORK_KINDS",
+    "KINDS",
+    "SEVERITY_LABELS",
+    "decide",
+    "outcome_class",
+    "signature",
+    "severity",
+]
+
+#: Framework bugs a maintainer should hear about first, then problems in the case's own
+#: code, then what the framework does not offer and the platform's flush.
+FRAMEWORK_KINDS = ("kernel", "mode", "method", "framework")
+CASE_KINDS = ("formula", "rule")
+KINDS = (*FRAMEWORK_KINDS, *CASE_KINDS, "unsupported", "platform")
+
+SEVERITY_LABELS = {
+    4: "non-finite or wrong sign at ordinary inputs",
+    3: "no correct bits to speak of",
+    2: "bits lost",
+    1: "noise at the function's own scale",
+    0: "not offered by the framework",
+}
+
+_CLASSES = {"nan": "nonfinite", "inf": "nonfinite", "zero": "wrong", "inaccurate": "wrong"}
+MAJORITY = 0.5
+
+
+def outcome_class(outcome: str) -> str:
+    """``nonfinite`` (nan, inf), ``wrong`` (a finite value off the truth: wrong, zero,
+    inaccurate, the same mechanism at different depths; the severity tells how far),
+    ``missing``, ``error``."""
+    return _CLASSES.get(outcome, outcome)
+
+
+def _shares(text) -> dict[str, float]:
+    return json.loads(text) if isinstance(text, str) and text else {}
+
+
+def decide(f, refusals: tuple[str, ...]) -> tuple[str, str]:
+    """``(kind, subject)`` of one finding (a mapping or row with the findings' columns and
+    :data:`harness.causes.evidence.EVIDENCE_COLUMNS`); ``refusals``: the exception type
+    names its back end raises to refuse a transformation. The subject is the primitive
+    (``softplus``), the exception (``TypeError: ...``) or the implementation
+    (``case.implementation``) the root cause is keyed by."""
+    owner = f"{f['case']}.{f['implementation']}"
+    if f["outcome"] == "error":
+        texts = [t for t in str(f.get("error_text") or "").splitlines() if t]
+        if texts and all(t.split(":", 1)[0].strip() in refusals for t in texts):
+            return "unsupported", signature(texts[0])
+        return "method", f"{owner}@{f['backend']}"
+    if f["methods"] == "finite_difference":
+        return "formula", f"{f['case']}.finite_difference"
+    # One framework's compiler, one framework's method: the framework is the subject.
+    mine = f"{owner}@{f['backend']}"
+    modes = _shares(f.get("modes_ok"))
+    eager = "eager" in f["modes"].split(", ")
+    if not eager and modes and sum(modes.values()) / len(modes) >= MAJORITY:
+        return "mode", mine
+    rules = json.loads(f.get("rules") or "[]")
+    if any(not r["right"] for r in rules):
+        return "rule", owner
+    if f.get("culprit"):
+        return "kernel", str(f["culprit"])
+    if f.get("value_wrong"):
+        return "kernel", str(f["value_wrong"])
+    if any(r["rule"] == f["implementation"] for r in rules):
+        return "rule", owner  # right in exact arithmetic, lost in floats: unstable
+    methods = _shares(f.get("methods_ok"))
+    if methods and max(methods.values()) >= MAJORITY:
+        return "method", mine
+    backends = _shares(f.get("backends_ok"))
+    if backends and max(backends.values()) >= MAJORITY:
+        return "framework", mine
+    return "formula", owner
+
+
+def signature(text: str) -> str:
+    """An exception's text without what varies from case to case (shapes, sizes)."""
+    import re
+
+    first = text.splitlines()[0] if text else ""
+    first = re.sub(r"\[[0-9, ]*\]", "[...]", first)
+    first = re.sub(r"float(16|32|64)|bfloat16", "<dtype>", first)
+    return first[:200]
+
+
+def severity(f) -> int:
+    """The finding's impact tier (see the module's docstring)."""
+    if f["outcome"] == "error":
+        return 3 if f.get("kind") != "unsupported" else 0
+    if f["outcome"] == "missing":
+        return 3
+    dtype = f["dtype"]
+    fmt = FORMATS[dtype]
+    got = float(f["worst_got"]) if f.get("worst_got") is not None else math.nan
+    truth = _mpf(f.get("worst_truth"))
+    scale = float(f.get("scale")) if f.get("scale") is not None else math.nan
+    inputs = json.loads(f["worst_inputs"]) if f.get("worst_inputs") else {}
+    ordinary = all(_ordinary(v, fmt) for v in inputs.values())
+    if not math.isfinite(got):
+        return 4 if ordinary else 3
+    if truth is not None and math.isfinite(scale) and scale > 0:
+        with mpmath.workdps(30):
+            if abs(truth) <= 4 * fmt.eps * scale:
+                return 1
+    if truth is not None and truth != 0 and got != 0 and (got > 0) != (truth > 0):
+        return 4 if ordinary else 3
+    if truth is None or truth == 0:
+        return 3
+    with mpmath.workdps(30):
+        rel = abs((mpmath.mpf(got) - truth) / truth)
+        correct = -float(mpmath.log(rel, 2)) if rel > 0 else math.inf
+    return 3 if correct <= 4 else 2
+
+
+def _ordinary(value: float, fmt) -> bool:
+    """Well inside the normal range: between the square roots of its ends (or 0)."""
+    a = abs(float(value))
+    return a == 0 or math.sqrt(fmt.smallest_normal) <= a <= math.sqrt(fmt.max_finite)
+
+
+def _mpf(text):
+    try:
+        with mpmath.workdps(40):
+            value = mpmath.mpf(str(text))
+        return value if mpmath.isfinite(value) else None
+    except (ValueError, TypeError):
+        return None

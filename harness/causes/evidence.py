@@ -1,0 +1,267 @@
+"""The evidence a finding's root cause is decided by, from the case's own tables.
+
+For each finding the compare stage adds what the rows say beside it, at the very points
+where it fails (the same back end, implementation, derivative and dtype):
+
+- ``modes_ok`` / ``methods_ok`` / ``backends_ok``: per other mode of the same method,
+  other exact method (finite differences aside) in the same modes, and other back end by
+  the same methods, the share of those points it gets right (JSON ``{name: share}``);
+- ``fixes``: the case's other implementations right at 90% of those points or more (the
+  rewrite a user can take);
+- the localisation (:mod:`harness.causes.localise`) over its failing values: the culprit
+  primitive most of them name, with its failing order, input, value and truth at the
+  worst point; the first intermediate beyond the dtype; whether the derivative goes
+  through a hand-written rule;
+- ``scale``: the largest |truth| of the lower orders at the worst point (a truth far
+  below ``eps * scale`` is noise at the function's own scale, ranked last);
+- ``error_text``: the exceptions' own texts (one per line), without the harness's prefix.
+
+No framework here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+
+from harness.causes.rules import check_rules
+from harness.causes.sites import custom_rules
+
+__all__ = ["EVIDENCE_COLUMNS", "attach", "exception_text"]
+
+EXACT_METHODS = ("reverse", "forward", "forward_over_reverse", "taylor")
+_JUDGED_OUT = ("ref_unreliable", "flushed", "not_applicable")
+
+EVIDENCE_COLUMNS = [
+    "modes_ok",
+    "methods_ok",
+    "backends_ok",
+    "fixes",
+    "rules",  # JSON: the hand-written rules on its path, each checked exactly there
+    "localised",  # share of the failing values an expression describes
+    "culprit",
+    "culprit_primitive",
+    "culprit_partial",
+    "culprit_outcome",
+    "culprit_inputs",
+    "culprit_got",
+    "culprit_truth",
+    "culprit_method",
+    "culprit_share",  # of the localised failing values, the share naming the culprit
+    "value_wrong",
+    "intermediate",
+    "intermediate_kind",
+    "scale",
+    "error_text",
+]
+
+
+#: The columns the localisation fills.
+_LOCALISATION = EVIDENCE_COLUMNS[EVIDENCE_COLUMNS.index("localised") : -2]
+
+
+def exception_text(message: str) -> str:
+    """The exception's own words of an ``error`` row's message: the harness prefixes
+    where it happened (``jax forward (1 nested jax.jvp), order 1 (x), float32, eager
+    mode: TypeError: ...``)."""
+    text = str(message or "")
+    if " mode: " in text:
+        text = text.split(" mode: ", 1)[1]
+    return text.strip()
+
+
+def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs) -> pd.DataFrame:
+    """``findings`` with :data:`EVIDENCE_COLUMNS` (``localised``: the back ends'
+    localisation tables concatenated, a ``backend`` column, or ``None``)."""
+    if findings.empty:
+        return findings.assign(**{c: pd.Series(dtype=object) for c in EVIDENCE_COLUMNS})
+    names = list(inputs)
+    keys = ["backend", "implementation", "partial", "dtype"]
+    groups = errors.groupby(keys, observed=True, sort=False).indices
+    by_impl = errors.groupby(["backend", "partial", "dtype"], observed=True, sort=False).indices
+    by_backend = errors.groupby(["implementation", "partial", "dtype"], observed=True, sort=False)
+    by_backend = by_backend.indices
+    by_point = errors.groupby(["backend", "implementation", "dtype"], observed=True, sort=False)
+    by_point = by_point.indices
+    col = {
+        c: errors[c].to_numpy()
+        for c in ("backend", "implementation", "method", "mode", "point", "message", *names)
+    }
+    col["outcome"] = np.asarray(errors["outcome"].to_numpy(), dtype=object).astype(str)
+    col["reference_rounded"] = errors["reference_rounded"].to_numpy(np.float64)
+    col["order"] = errors["order"].to_numpy(np.int64)
+    located = _located(localised)
+    checked: dict = {}  # (implementation, worst inputs) -> the rules checked there
+    impls = {i.name: i for i in getattr(case, "implementations", ())} if case is not None else {}
+    records = []
+    for f in findings.itertuples(index=False):
+        key = (f.backend, f.implementation, f.partial, f.dtype)
+        at = groups.get(key, np.array([], dtype=np.intp))
+        rows = _failing_rows(f, at, col)
+        points = set(col["point"][rows].tolist())
+        methods, modes = f.methods.split(", "), f.modes.split(", ")
+        rec = {}
+        other = at[np.isin(col["method"][at], methods) & ~np.isin(col["mode"][at], modes)]
+        rec["modes_ok"] = _shares(other, col["mode"], points, col)
+        other = at[
+            ~np.isin(col["method"][at], methods)
+            & np.isin(col["method"][at], EXACT_METHODS)
+            & np.isin(col["mode"][at], modes)
+        ]
+        rec["methods_ok"] = _shares(other, col["method"], points, col)
+        near = by_backend.get((f.implementation, f.partial, f.dtype), np.array([], dtype=np.intp))
+        near = near[(col["backend"][near] != f.backend) & np.isin(col["method"][near], methods)]
+        rec["backends_ok"] = _shares(near, col["backend"], points, col)
+        alike = by_impl.get((f.backend, f.partial, f.dtype), np.array([], dtype=np.intp))
+        alike = alike[
+            (col["implementation"][alike] != f.implementation)
+            & np.isin(col["method"][alike], methods)
+            & np.isin(col["mode"][alike], modes)
+        ]
+        shares = json.loads(_shares(alike, col["implementation"], points, col))
+        rec["fixes"] = json.dumps(sorted(k for k, v in shares.items() if v >= 0.9))
+        impl = impls.get(f.implementation)
+        rec["rules"] = _rules(case, impl, f, checked)
+        point = _worst_point(f, at, col, names)
+        rec.update(_localisation(f, rows, col, located, point))
+        mine = by_point.get((f.backend, f.implementation, f.dtype), np.array([], dtype=np.intp))
+        rec["scale"] = _scale(f, mine, col, point)
+        # Every distinct exception the finding's rows raised (a mode can raise another),
+        # one per line, in the rows' order.
+        rec["error_text"] = (
+            "\n".join(dict.fromkeys(exception_text(col["message"][i]) for i in rows))
+            if f.outcome == "error"
+            else ""
+        )
+        records.append(rec)
+    extra = pd.DataFrame(records, index=findings.index, columns=EVIDENCE_COLUMNS)
+    return pd.concat([findings, extra], axis=1)
+
+
+def _rules(case, impl, f, checked: dict) -> str:
+    """The hand-written rules on the finding's path, each checked exactly at its worst
+    point (:func:`harness.causes.rules.check_rules`): JSON, ``[]`` without rules."""
+    if impl is None or not custom_rules(case, impl) or not f.worst_inputs:
+        return "[]"
+    key = (impl.name, f.worst_inputs)
+    if key not in checked:
+        checked[key] = json.dumps(check_rules(case, impl, json.loads(f.worst_inputs)))
+    return checked[key]
+
+
+def _failing_rows(f, at: np.ndarray, col: dict) -> np.ndarray:
+    """The finding's failing rows: its methods and modes, its outcomes, its interval."""
+    outcomes = list(json.loads(f.counts))
+    keep = (
+        np.isin(col["method"][at], f.methods.split(", "))
+        & np.isin(col["mode"][at], f.modes.split(", "))
+        & np.isin(col["outcome"][at], outcomes)
+    )
+    if f.input:
+        x = col[f.input][at].astype(np.float64)
+        lo = min(json.loads(f.lo_span)[0], f.lo)
+        hi = max(json.loads(f.hi_span)[1], f.hi)
+        keep &= (x >= lo) & (x <= hi)
+    return at[keep]
+
+
+def _shares(rows: np.ndarray, by: np.ndarray, points: set, col: dict) -> str:
+    """Per value of ``by``: the share of its judged rows at ``points`` that are ok."""
+    if not len(rows) or not points:
+        return "{}"
+    rows = rows[np.isin(col["point"][rows], list(points))]
+    outcome = col["outcome"][rows]
+    judged = ~np.isin(outcome, _JUDGED_OUT)
+    out = {}
+    for name in sorted(set(by[rows[judged]].tolist())):
+        mine = judged & (by[rows] == name)
+        out[str(name)] = round(float(np.mean(outcome[mine] == "ok")), 4)
+    return json.dumps(out, sort_keys=True)
+
+
+def _located(localised: pd.DataFrame | None) -> dict:
+    if localised is None or localised.empty:
+        return {}
+    out = {}
+    for r in localised.to_dict("records"):
+        key = (r["backend"], r["implementation"], r["method"], r["dtype"], r["partial"], r["point"])
+        out[key] = r
+    return out
+
+
+def _localisation(f, rows: np.ndarray, col: dict, located: dict, point) -> dict:
+    found = [
+        located.get(
+            (
+                f.backend,
+                f.implementation,
+                col["method"][i],
+                f.dtype,
+                f.partial,
+                int(col["point"][i]),
+            )
+        )
+        for i in rows
+    ]
+    found = [r for r in found if r is not None]
+    out = dict.fromkeys(_LOCALISATION, "")
+    out.update(localised=0.0, culprit_got=np.nan, culprit_share=0.0)
+    if not found:
+        return out
+    described = [r for r in found if r["localised"]]
+    out["localised"] = round(len(described) / len(found), 4)
+    if not described:
+        return out
+    culprits = Counter(r["culprit"] for r in described)
+    name, count = culprits.most_common(1)[0]
+    if name == "" and len(culprits) > 1:
+        # Where some values name a primitive, the others (every primitive right there)
+        # are its neighbours: a culprit at a third of them or more is the finding's.
+        name, count = next((n, c) for n, c in culprits.most_common() if n)
+        if count * 3 < len(described):
+            name, count = "", culprits[""]
+    mine = [r for r in described if r["culprit"] == name]
+    at_worst = [r for r in mine if r["point"] == point and r["method"] == f.worst_method]
+    pick = (at_worst or mine)[0]
+    if name:
+        for k in ("primitive", "partial", "outcome", "inputs", "got", "truth"):
+            out[f"culprit_{k}"] = pick[f"culprit_{k}"]
+        out["culprit"] = name
+        out["culprit_method"] = pick["via"]
+        out["culprit_share"] = round(count / len(described), 4)
+    walls = Counter(r["intermediate"] for r in described if r["intermediate"])
+    if walls:
+        text, _ = walls.most_common(1)[0]
+        out["intermediate"] = text
+        out["intermediate_kind"] = next(
+            r["intermediate_kind"] for r in described if r["intermediate"] == text
+        )
+    wrong = Counter(r["value_wrong"] for r in described if r["value_wrong"])
+    out["value_wrong"] = wrong.most_common(1)[0][0] if wrong else ""
+    return out
+
+
+def _worst_point(f, at: np.ndarray, col: dict, names) -> int | None:
+    """The ``point`` id of the finding's worst inputs (``None``: none recorded)."""
+    if not f.worst_inputs or not len(at):
+        return None
+    worst = json.loads(f.worst_inputs)
+    here = np.ones(len(at), dtype=bool)
+    for n in names:
+        here &= col[n][at].astype(np.float64) == worst[n]
+    return int(col["point"][at[here]][0]) if here.any() else None
+
+
+def _scale(f, rows: np.ndarray, col: dict, point: int | None) -> float:
+    """The largest finite |rounded truth| among the worst point's partials of lower
+    order than the finding's (``rows``: the implementation's rows in its back end and
+    dtype; NaN for a value, order 0, or no point)."""
+    if point is None or f.order == 0 or not len(rows):
+        return float("nan")
+    mine = rows[(col["point"][rows] == point) & (col["order"][rows] < f.order)]
+    lower = np.abs(col["reference_rounded"][mine])
+    lower = lower[np.isfinite(lower)]
+    return float(lower.max()) if len(lower) else float("nan")

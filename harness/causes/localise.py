@@ -1,0 +1,376 @@
+"""Localise a failing derivative to the primitive whose own rule breaks there.
+
+At a failing point, the evaluation stage computes in the framework (eager mode, the
+point's dtype) the value every argument of every primitive of the differentiated
+expression takes (:mod:`harness.causes.sites`), then judges each primitive on its own at
+exactly those arguments: its value and every derivative up to the failing order, by the
+failing method, against its own certified reference (a one-expression case,
+:func:`harness.cases.synthetic.expression_case`, through the back end's own evaluation
+and the study's judging). Whatever the failing points have in common is then evidence:
+
+- a primitive whose value is right and whose derivative is not is the **culprit** (the
+  framework's rule for it; innermost first, one failing like the composite first);
+- where every primitive is right at its own arguments, the expression itself is at fault,
+  and the first intermediate whose true value lies beyond the dtype (it overflows to
+  ``inf`` or underflows to 0) is named.
+
+One table per evaluation piece (``localised.parquet``), a row per failing (implementation,
+method, dtype, partial, point); the compare stage attaches it to the findings. The back
+end is passed in: no framework is imported here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from harness.cases import expressions as ex
+from harness.cases.synthetic import expression_case
+from harness.causes.sites import Site, effective, sites
+from harness.numerics.floats import FORMATS, is_subnormal
+
+__all__ = ["FAILING", "LOCALISED_COLUMNS", "localise"]
+
+#: Outcomes a primitive can explain (an ``error`` or ``missing`` has no number to trace).
+FAILING = ("wrong", "nan", "inf", "zero", "inaccurate")
+#: What a failing outcome is like, for choosing among several failing primitives.
+_CLASS = {"nan": "nonfinite", "inf": "nonfinite", "wrong": "wrong", "zero": "zero"}
+_CLASS["inaccurate"] = "inaccurate"
+#: Localised with these methods (finite differences call no derivative rule).
+METHODS = ("reverse", "forward", "forward_over_reverse", "taylor")
+
+LOCALISED_COLUMNS = [
+    "implementation",
+    "method",
+    "dtype",
+    "partial",
+    "point",
+    "via",  # the method the primitives were judged by (reverse where it fails alike)
+    "localised",  # an expression describes the derivative (not a registered one)
+    "through_rule",  # the derivative goes through a hand-written rule
+    "culprit",  # the primitive's name ("softplus", "pow"); "" where every one is right
+    "culprit_primitive",  # as written over u, v ("softplus(u)", "(u ** 8)")
+    "culprit_partial",  # its failing partial ("uu")
+    "culprit_outcome",
+    "culprit_inputs",  # JSON {u: value, ...}: what it receives at the point
+    "culprit_got",
+    "culprit_truth",
+    "value_wrong",  # a primitive whose own value is wrong there ("" none)
+    "intermediate",  # the first node whose true value lies beyond the dtype ("" none)
+    "intermediate_kind",  # overflow, underflow
+    "nonfinite_input",  # a primitive received inf or NaN (an earlier overflow)
+]
+
+
+def _points(values: dict[str, np.ndarray], dtype: str) -> pd.DataFrame:
+    frame = pd.DataFrame(values)
+    frame.insert(0, "point", np.arange(len(frame), dtype=np.int64))
+    sub = np.zeros(len(frame), dtype=bool)
+    for n in values:
+        sub |= is_subnormal(frame[n].to_numpy(np.float64), FORMATS[dtype])
+    frame["subnormal"] = sub
+    return frame
+
+
+def _evaluate(engine, case, pts: pd.DataFrame, dtype, method, order, size) -> pd.DataFrame:
+    """The back end's evaluation of ``case`` at ``pts`` in eager mode, in batches of the
+    case's own ``size`` (the last padded with copies): a framework that compiles its
+    eager operations per shape (JAX) finds them compiled by the evaluation just done, and
+    does not compile them again for every new count of arguments."""
+    size = max(int(size or len(pts)), 1)
+    parts = []
+    for start in range(0, len(pts), size):
+        chunk = pts.iloc[start : start + size].reset_index(drop=True)
+        n = len(chunk)
+        if n < size:
+            chunk = pd.concat([chunk, chunk.iloc[[-1] * (size - n)]], ignore_index=True)
+        chunk["point"] = np.arange(len(chunk), dtype=np.int64)
+        table, _ = engine.evaluate_case(
+            case, {dtype: chunk}, [dtype], [method], ["eager"], None, {method: order}, None
+        )
+        table = table[table["point"] < n].copy()
+        table["point"] = table["point"] + start
+        parts.append(table)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _reference(case, pts: pd.DataFrame, dtype: str, settings) -> pd.DataFrame:
+    """The case's reference rows at ``pts`` (certified by Arb where a ball decides)."""
+    from harness.reference.table import ReferenceStore, reference_rows
+    from harness.reference.verify import ReferenceSettings
+
+    s = settings
+    store = ReferenceStore(
+        case, ReferenceSettings(s.precision, s.verify_digits, s.max_precision), None
+    )
+    names = list(case.input_names)
+    store.ensure(list(pts[names].itertuples(index=False, name=None)), list(case.partials))
+    return reference_rows(case, {dtype: pts}, store, model=False)
+
+
+def _judge_primitives(
+    engine, kernels, variables, arrays, order, dtype, method, settings, flags, size
+):
+    """Every primitive of ``kernels`` ({name: expression}, one arity) at the argument
+    tuples it needs (``arrays``: {name: [tuple, ...]}) by ``method`` in eager mode: one
+    evaluation of them all over the union of the tuples, then each judged against its own
+    reference. Returns ``{name: judged rows}`` with the tuple of each row in ``args``."""
+    from harness.judge.compare import join_reference, judge_frame
+
+    union = list(dict.fromkeys(a for tuples in arrays.values() for a in tuples))
+    position = {a: i for i, a in enumerate(union)}
+    columns = {v: np.array([a[k] for a in union], np.float64) for k, v in enumerate(variables)}
+    pts = _points(columns, dtype)
+    case = expression_case("primitives", kernels, variables, order)
+    table = _evaluate(engine, case, pts, dtype, method, order, size)
+    table = table[table["status"] != "not_applicable"].drop(columns=["seconds"], errors="ignore")
+    out = {}
+    for name, node in kernels.items():
+        mine = sorted(position[a] for a in arrays[name])
+        rows = table[(table["implementation"] == name) & table["point"].isin(mine)]
+        if rows.empty:
+            continue
+        one = expression_case(name, {name: node}, variables, order)
+        sub = pts.set_index("point").loc[mine].reset_index()
+        frame = join_reference(one, rows, _reference(one, sub, dtype, settings), flags)
+        judged = judge_frame(frame, settings.tolerance)
+        judged["args"] = [union[int(p)] for p in judged["point"]]
+        out[name] = judged
+    return out
+
+
+def _node_values(engine, case, subtrees, pts, dtype, size) -> dict:
+    """``{subtree: values at pts}``, each computed by the framework alone (eager)."""
+    names = list(case.input_names)
+    todo = {f"n{i}": node for i, node in enumerate(subtrees) if not isinstance(node, ex.Var)}
+    out = {n: pts[n.name].to_numpy(np.float64) for n in subtrees if isinstance(n, ex.Var)}
+    if todo:
+        values_case = expression_case("values", todo, names, 0)
+        table = _evaluate(engine, values_case, pts, dtype, "reverse", 0, size)
+        table = table[table["partial"] == ""]
+        for name, rows in table.groupby("implementation", sort=False):
+            got = np.full(len(pts), np.nan)
+            got[rows["point"].to_numpy()] = rows["value"].to_numpy(np.float64)
+            out[todo[name]] = got
+    return out
+
+
+def _affine(site: Site) -> bool:
+    """A primitive whose derivatives are constants (``1 + u``, ``2 * u``, ``-u``,
+    ``u / 4``): only its value is judged."""
+    if site.name == "neg":
+        return True
+    if len(site.args) != 1 or site.name not in ("add", "sub", "mul", "div"):
+        return False
+    return site.name != "div" or isinstance(site.primitive.left, ex.Var)
+
+
+def _routes(rows: pd.DataFrame) -> np.ndarray:
+    """The method each failing row is localised by: reverse mode where the reverse row
+    at the same point fails too (what they share is found by the cheap method; forward
+    mode's primitives cost TensorFlow seconds each, a helper traced per op and nesting
+    level), else the row's own method (a failure of that method alone)."""
+    reverse = rows[rows["method"] == "reverse"]
+    failing = set(
+        zip(reverse["implementation"], reverse["dtype"], reverse["partial"], reverse["point"])
+    )
+    keys = zip(rows["implementation"], rows["dtype"], rows["partial"], rows["point"])
+    own = rows["method"].to_numpy(object)
+    # Bits lost by one method alone are not worth its primitives' cost: reverse mode
+    # judges them (it finds every primitive right: a method's own rounding).
+    lost = (rows["outcome"] == "inaccurate").to_numpy()
+    return np.array(
+        [("reverse" if k in failing or b else m) for k, m, b in zip(keys, own, lost)],
+        dtype=object,
+    )
+
+
+#: Failing values localised per (implementation, dtype, partial, method): a failure is
+#: one mechanism along a stretch of inputs, and a grid has thousands of failing points.
+SAMPLE = 6
+
+
+def _sample(rows: pd.DataFrame) -> pd.DataFrame:
+    """At most :data:`SAMPLE` rows per (implementation, dtype, partial, method): the
+    worst (most bits of error) and others spread evenly over the rest, by point."""
+    keep = []
+    for _, group in rows.groupby(["implementation", "dtype", "partial", "method"], sort=False):
+        if len(group) <= SAMPLE:
+            keep.append(group)
+            continue
+        group = group.sort_values("point", kind="stable")
+        bits = group["bits"].to_numpy(np.float64) if "bits" in group else np.zeros(len(group))
+        worst = int(np.argmax(np.where(np.isnan(bits), np.inf, bits)))
+        spread = np.linspace(0, len(group) - 1, SAMPLE - 1).round().astype(int)
+        keep.append(group.iloc[sorted({worst, *spread.tolist()})])
+    return pd.concat(keep) if keep else rows
+
+
+def localise(
+    engine, case, failing: pd.DataFrame, settings, flags, sizes: dict | None = None
+) -> pd.DataFrame:
+    """The localisation of every failing row in ``failing`` (judged evaluation rows of
+    one back end: ``implementation method dtype partial point outcome`` and the case's
+    inputs); see the module's docstring. ``settings``: :class:`harness.config.Settings`;
+    ``sizes``: the case's batch size per dtype (the shape its evaluation ran).
+
+    The framework runs one evaluation per dtype for the values of every node, and one per
+    (dtype, method, number of arguments) for the primitives, all primitives of that
+    arity in one case over the union of their arguments (a call of a back end's
+    evaluation costs what its setup costs, more than the points do)."""
+
+    names = list(case.input_names)
+    rows = failing[failing["outcome"].isin(FAILING) & failing["method"].isin(METHODS)]
+    rows = rows.drop_duplicates(["implementation", "dtype", "partial", "method", "point"])
+    rows = _sample(rows.assign(via=_routes(rows)))
+    impls = {i.name: i for i in case.implementations}
+    out: list[dict] = []
+    # 1. What each failing row differentiates.
+    tasks: dict[str, list] = {}  # dtype -> [(row, effective expression, its sites)]
+    found_sites: dict[ex.Node, list[Site]] = {}
+    for r in rows.itertuples(index=False):
+        impl = impls.get(r.implementation)
+        eff = effective(case, impl, _partial(case, r.partial)) if impl is not None else None
+        if eff is None:
+            out.append(_row(r, localised=False, through_rule=True))
+            continue
+        if eff.expression not in found_sites:
+            found_sites[eff.expression] = sites(eff.expression)
+        tasks.setdefault(r.dtype, []).append((r, eff, found_sites[eff.expression]))
+    # 2. The arguments' values at each failing point, by the framework.
+    wanted: dict[tuple, dict[tuple, int]] = {}  # (dtype, method, arity) -> (site, args) -> order
+    primitives: dict[str, Site] = {}
+    located: list[tuple] = []
+    for dtype, members in tasks.items():
+        subtrees = list(dict.fromkeys(a for _, _, found in members for s in found for a in s.args))
+        points = sorted({int(r.point) for r, _, _ in members})
+        at = failing[failing["dtype"] == dtype].drop_duplicates("point").set_index("point")
+        pts = _points({n: at.loc[points, n].to_numpy(np.float64) for n in names}, dtype)
+        size = (sizes or {}).get(dtype)
+        values = _node_values(engine, case, subtrees, pts, dtype, size)
+        index = {p: i for i, p in enumerate(points)}
+        for r, eff, found in members:
+            i = index[int(r.point)]
+            args = [(s, tuple(float(values[a][i]) for a in s.args)) for s in found]
+            located.append((r, eff, args))
+            for s, a in args:
+                if not all(math.isfinite(v) for v in a):
+                    continue
+                primitives[s.text] = s
+                affine = _affine(s)
+                method = "reverse" if affine else r.via
+                bucket = wanted.setdefault((dtype, method, len(a)), {})
+                order = 0 if affine else len(eff.partial)
+                bucket[(s.text, a)] = max(bucket.get((s.text, a), 0), order)
+    # 3. Every primitive judged on its own at the arguments it received.
+    judged: dict[tuple, dict] = {}
+    for (dtype, method, _), needed in wanted.items():
+        texts = list(dict.fromkeys(t for t, _ in needed))
+        kernels = {f"k{i}": primitives[t].primitive for i, t in enumerate(texts)}
+        arrays = {f"k{i}": [a for u, a in needed if u == t] for i, t in enumerate(texts)}
+        variables = primitives[texts[0]].variables
+        order = max(needed.values())
+        got = _judge_primitives(
+            engine,
+            kernels,
+            variables,
+            arrays,
+            order,
+            dtype,
+            method,
+            settings,
+            flags,
+            (sizes or {}).get(dtype),
+        )
+        for name, judged_rows in got.items():
+            text = texts[int(name[1:])]
+            for g in judged_rows.itertuples(index=False):
+                judged.setdefault((text, dtype, g.args), {})[(method, g.partial)] = g
+    # 4. What the failing points have in common.
+    for r, eff, args in located:
+        out.append(_verdict(r, eff, args, judged))
+    return pd.DataFrame(out, columns=LOCALISED_COLUMNS)
+
+
+def _partial(case, label: str) -> tuple[str, ...]:
+    from harness.cases.model import label_partial
+
+    return label_partial(label, list(case.input_names))
+
+
+def _row(r, **kw) -> dict:
+    base = dict.fromkeys(LOCALISED_COLUMNS, "")
+    base.update(
+        implementation=r.implementation,
+        method=r.method,
+        dtype=r.dtype,
+        partial=r.partial,
+        point=int(r.point),
+        localised=True,
+        through_rule=False,
+        culprit_got=math.nan,
+        nonfinite_input=False,
+        via=getattr(r, "via", r.method),
+    )
+    base.update(kw)
+    return base
+
+
+def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
+    n = len(eff.partial)
+    want = _CLASS.get(r.outcome, "")
+    candidates = []
+    value_wrong = intermediate = kind = ""
+    nonfinite = False
+    for site, a in args:
+        if not all(math.isfinite(v) for v in a):
+            nonfinite = True
+            continue
+        found = judged.get((site.text, r.dtype, a), {})
+        value = found.get(("reverse", "")) or found.get((r.via, ""))
+        if value is not None and not intermediate:
+            truth = float(value.reference_rounded)
+            if math.isinf(truth):
+                intermediate, kind = ex.unparse(site.node), "overflow"
+            elif truth == 0 and _nonzero(value.reference):
+                intermediate, kind = ex.unparse(site.node), "underflow"
+        if value is not None and value.outcome not in _RIGHT:
+            value_wrong = value_wrong or site.name
+            continue
+        for (method, label), g in found.items():
+            if method != r.via or label == "" or len(label) > n or g.outcome in _RIGHT:
+                continue
+            if g.outcome in ("missing", "error", "not_applicable"):
+                continue
+            candidates.append((_CLASS.get(g.outcome) != want, site, label, g, a))
+            break
+    base = _row(
+        r, through_rule=eff.through_rule, value_wrong=value_wrong, intermediate=intermediate
+    )
+    base.update(intermediate_kind=kind, nonfinite_input=nonfinite, via=r.via)
+    if candidates:
+        _, site, label, g, a = min(candidates, key=lambda c: c[0])
+        base.update(
+            culprit=site.name,
+            culprit_primitive=site.text,
+            culprit_partial=label,
+            culprit_outcome=str(g.outcome),
+            culprit_inputs=json.dumps(dict(zip(site.variables, a))),
+            culprit_got=float(g.value),
+            culprit_truth=str(g.reference),
+        )
+    return base
+
+
+_RIGHT = ("ok", "flushed", "ref_unreliable")
+
+
+def _nonzero(decimal) -> bool:
+    try:
+        return float(decimal) != 0.0 or str(decimal).strip("-+0.e") != ""
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,241 @@
+"""A reproducer for every root cause in each framework it affects, and what it prints.
+
+Per root cause and framework: a minimal standalone script (:mod:`harness.backends.snippet`)
+of the smallest thing that shows the mechanism (a ``kernel``'s primitive alone at the
+argument it received; otherwise the worst member finding's implementation at its worst
+point, by its method and mode), and the ``harness probe`` command of that finding. The
+reproduce stage runs each script in the framework's own process (the script's text,
+executed as it is written, its ``print`` captured) and records the value it prints, so
+the value a root cause states is the script's, bit for bit; ``harness repro --check``
+runs every script again as its own process and compares (:func:`check`).
+
+The scripts are generated from expression trees the case language admits (names its
+parser validated, numbers as ``float.fromhex``, kernels from the back ends' tables):
+nothing of a case file's text is executed. A framework is imported only by the scripts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pandas as pd
+
+from harness.backends.snippet import script
+from harness.cases import expressions as ex
+from harness.cases.model import label_partial
+from harness.causes.sites import VARIABLES
+from harness.numerics.floats import FORMATS, round_mpf
+
+__all__ = ["REPRODUCER_COLUMNS", "check", "probe_command", "reproducers"]
+
+REPRODUCER_COLUMNS = [
+    "root_cause",
+    "backend",
+    "target",  # "primitive softplus(u)" or "case.implementation"
+    "script",
+    "probe",
+    "inputs",  # JSON: the script's input
+    "derivative",
+    "method",
+    "mode",
+    "dtype",
+    "got",
+    "got_hex",
+    "truth",
+    "truth_rounded",
+    "reproduces",  # the script's value is off the rounded truth (by more than 4 ulps)
+    "seconds",
+    "note",
+]
+
+
+def probe_command(finding: dict, backend: str) -> str:
+    """``harness probe`` of a finding at its worst point, in ``backend``."""
+    point = json.loads(finding["worst_inputs"] or "{}")
+    at = " ".join(f"{k}={v!r}" for k, v in point.items())
+    return (
+        f"harness probe cases/{finding['case']}.yaml {shlex.quote(finding['implementation'])} "
+        f"--at {at} --partial {finding['partial'] or 'f'} --method {finding['worst_method']} "
+        f"--mode {finding['worst_mode']} --dtype {finding['dtype']} --backend {backend}"
+    )
+
+
+def _worst(members: pd.DataFrame) -> dict:
+    ranked = members.assign(
+        _autodiff=members["methods"] != "finite_difference", _derivative=members["order"] > 0
+    )
+    ranked = ranked.sort_values(
+        ["_autodiff", "_derivative", "impact", "severity", "hits"], ascending=False, kind="stable"
+    )
+    return ranked.iloc[0].to_dict()
+
+
+def _target(root: dict, finding: dict, backend: str, cases: Path):
+    """``(target, writer args, names, point, partial, method, mode, truth)``."""
+    culprit = json.loads(root["culprit"] or "{}").get(backend)
+    if root["kind"] == "kernel" and culprit:
+        names = list(culprit["inputs"])
+        node = ex.parse(culprit["primitive"], set(VARIABLES))
+        partial = tuple(culprit["partial"])
+        return (
+            f"primitive {culprit['primitive']}",
+            (None, None, names, node),
+            names,
+            culprit["inputs"],
+            partial,
+            culprit["method"],
+            "eager",
+            culprit["truth"],
+        )
+    from harness.cases.load import load_case
+
+    case = load_case(Path(cases) / f"{finding['case']}.yaml")
+    names = list(case.input_names)
+    point = json.loads(finding["worst_inputs"])
+    partial = label_partial(finding["partial"], names)
+    return (
+        f"{finding['case']}.{finding['implementation']}",
+        (case, finding["implementation"], names, None),
+        names,
+        point,
+        partial,
+        finding["worst_method"],
+        finding["worst_mode"],
+        finding["worst_truth"],
+    )
+
+
+def _run(text: str, label: str) -> str:
+    """Execute a reproducer's text here; the ``got`` line it prints."""
+    lines: list[str] = []
+
+    def capture(*args, **kw):
+        lines.append(" ".join(str(a) for a in args))
+
+    namespace = {"__name__": "__reproducer__", "print": capture}
+    exec(compile(text, f"<reproducer {label}>", "exec"), namespace)  # noqa: S102
+    return next((x for x in lines if x.startswith("got")), "got   None")
+
+
+def _parse(line: str) -> tuple[float, str]:
+    parts = line.split()
+    if len(parts) < 3 or parts[1] == "None":
+        return math.nan, "None"
+    return float(parts[1]), parts[2]
+
+
+def _rounded(truth: str, dtype: str) -> float:
+    try:
+        with mpmath.workdps(60):
+            return round_mpf(mpmath.mpf(truth), FORMATS[dtype])
+    except (ValueError, TypeError):
+        return math.nan
+
+
+def _reproduces(got: float, rounded: float, dtype: str) -> bool:
+    """Off the rounded truth by more than 4 ulps (the dtype's order-0 budget), or not a
+    number where the truth is one."""
+    from harness.numerics.floats import ulps_between
+
+    if math.isnan(rounded):
+        return False
+    if math.isnan(got):
+        return True
+    ulps = ulps_between(np.array([got]), np.array([rounded]), dtype)[0]
+    return bool(ulps > 4)
+
+
+def reproducers(
+    roots: pd.DataFrame, findings: pd.DataFrame, backend: str, cases: str | Path = "cases"
+) -> pd.DataFrame:
+    """Every root cause's reproducer in ``backend`` (see the module's docstring); the
+    scripts run in this process, which imports the framework."""
+    from harness.backends.catalogue import SPECS
+
+    module = importlib.import_module(f"harness.backends.{backend}.snippet")
+    rows = []
+    for root in roots.to_dict("records"):
+        if backend not in root["frameworks"].split(", "):
+            continue
+        members = findings[
+            (findings["root_cause"] == root["id"]) & (findings["backend"] == backend)
+        ]
+        if members.empty:
+            continue
+        finding = _worst(members)
+        base = dict.fromkeys(REPRODUCER_COLUMNS, "")
+        base.update(root_cause=root["id"], backend=backend, probe=probe_command(finding, backend))
+        base.update(got=math.nan, truth_rounded=math.nan, reproduces=False, seconds=0.0)
+        dtype = finding["dtype"]
+        target, args, names, point, partial, method, mode, truth = _target(
+            root, finding, backend, cases
+        )
+        base.update(target=target, inputs=json.dumps(point), method=method, mode=mode, dtype=dtype)
+        base.update(derivative="".join(partial) or "f", truth=str(truth))
+        case = args[0]
+        experiment = case is not None and getattr(case, "experiment", None)
+        if method == "finite_difference":
+            base["note"] = "finite differences: the probe command reproduces the value"
+            rows.append(base)
+            continue
+        written = None if experiment or not finding["worst_inputs"] else module.write(*args)
+        if written is None or mode not in SPECS[backend].modes:
+            base["note"] = (
+                "no standalone script: an experiment, a registered implementation or a "
+                "nested rule (the case page and the probe reproduce it)"
+            )
+            rows.append(base)
+            continue
+        blocks, _ = written
+        title = f"{root['id']}: {target}, d/d{''.join(partial) or 'f'}"
+        text = script(
+            module.STYLE, blocks, names, point, partial, method, mode, dtype, title, str(truth)
+        )
+        base["script"] = text
+        t0 = time.perf_counter()
+        try:
+            got, got_hex = _parse(_run(text, root["id"]))
+        except Exception as exc:  # noqa: BLE001 - the script's own failure is its result
+            got, got_hex = math.nan, "error"
+            base["note"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[
+                :300
+            ]
+        base["seconds"] = round(time.perf_counter() - t0, 3)
+        rounded = _rounded(str(truth), dtype)
+        base.update(got=got, got_hex=got_hex, truth_rounded=rounded)
+        base["reproduces"] = got_hex == "error" or _reproduces(got, rounded, dtype)
+        rows.append(base)
+    return pd.DataFrame(rows, columns=REPRODUCER_COLUMNS)
+
+
+def check(table: pd.DataFrame, timeout: float = 600.0) -> list[str]:
+    """Run every script of ``table`` as its own process; the disagreements with the
+    values recorded (``[]``: every script printed its value bit for bit)."""
+    problems = []
+    for r in table.itertuples(index=False):
+        if not r.script:
+            continue
+        out = subprocess.run(
+            [sys.executable, "-c", r.script], capture_output=True, text=True, timeout=timeout
+        )
+        line = next((x for x in out.stdout.splitlines() if x.startswith("got")), "")
+        if out.returncode != 0:
+            tail = (out.stderr.strip().splitlines() or [""])[-1]
+            if r.got_hex != "error":
+                problems.append(f"{r.root_cause} ({r.backend}): the script failed: {tail}")
+            continue
+        _, got_hex = _parse(line)
+        if got_hex != r.got_hex:
+            problems.append(
+                f"{r.root_cause} ({r.backend}): the script prints {got_hex}, the table says {r.got_hex}"
+            )
+    return problems

@@ -1,0 +1,291 @@
+"""Root causes: the findings of a study grouped by mechanism, each stated once.
+
+Every finding gets a kind and a subject (:func:`harness.causes.classify.decide`); the
+findings that share (kind, subject, outcome class, dtype) are one root cause, whose scope
+is the union of theirs: frameworks, cases, implementations, methods, modes, orders and
+input regions (each member's edges stay exact floats of the dtype). A finding belongs to
+exactly one root cause (its ``root_cause`` column); ``unsupported`` findings leave for the
+table of combinations a framework does not offer (:func:`unsupported_table`), keyed by
+(framework, the exception's text) with the dtypes merged.
+
+The id is the key itself (``kernel:softplus:zero:float32``): readable, and the same from
+one study to the next, so ``harness bug-report ID`` and a diff between versions keep it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from harness.causes.classify import (
+    CASE_KINDS,
+    FRAMEWORK_KINDS,
+    SEVERITY_LABELS,
+    decide,
+    outcome_class,
+    severity,
+    signature,
+)
+from harness.causes.statement import root_text
+from harness.judge.findings_text import severity as severity_of
+
+__all__ = [
+    "ROOT_CAUSE_COLUMNS",
+    "UNSUPPORTED_COLUMNS",
+    "classify_findings",
+    "root_causes",
+    "unsupported_table",
+]
+
+ROOT_CAUSE_COLUMNS = [
+    "id",
+    "kind",
+    "primitive",  # the primitive (kernel), else the implementation or the exception
+    "outcome",  # the outcome class: nonfinite, wrong, zero, inaccurate, missing, error
+    "severity",
+    "severity_label",
+    "frameworks",
+    "cases",
+    "implementations",
+    "methods",
+    "modes",
+    "dtypes",
+    "orders",
+    "regions",  # JSON [{case, input, lo, hi, lo_exact, hi_exact}] or grid ranges
+    "findings",  # JSON ["case:f1", ...]
+    "members",  # how many findings it absorbs
+    "worst",  # JSON: the worst member's case, framework, implementation, point, got, truth
+    "culprit",  # JSON per framework: the primitive's failing partial, input, got, truth
+    "intermediate",
+    "fixes",  # JSON: the case implementations that stay right there
+    "text",
+    "expected",  # expected, partly expected or unexpected
+]
+UNSUPPORTED_COLUMNS = [
+    "framework",
+    "what",
+    "exception",
+    "methods",
+    "cases",
+    "implementations",
+    "dtypes",
+    "orders",
+    "findings",
+    "expected",
+]
+
+_SEP = ", "
+
+
+def classify_findings(
+    findings: pd.DataFrame, refusals: Callable[[str], tuple[str, ...]]
+) -> pd.DataFrame:
+    """``findings`` with ``kind``, ``subject``, ``impact`` (the severity tier) and
+    ``root_cause`` (``refusals(backend)``: the exception types it refuses with)."""
+    if findings.empty:
+        return findings.assign(kind="", subject="", impact=0, root_cause="")
+    kinds, subjects, impacts, roots = [], [], [], []
+    for f in findings.to_dict("records"):
+        kind, subject = decide(f, refusals(f["backend"]))
+        f["kind"] = kind
+        kinds.append(kind)
+        subjects.append(subject)
+        impacts.append(severity(f))
+        roots.append(_key(kind, subject, f))
+    return findings.assign(kind=kinds, subject=subjects, impact=impacts, root_cause=roots)
+
+
+def _key(kind: str, subject: str, f: dict) -> str:
+    if kind == "unsupported":
+        return f"unsupported:{f['backend']}:{subject}"
+    return f"{kind}:{subject}:{outcome_class(f['outcome'])}:{f['dtype']}"
+
+
+def _union(values, order=None) -> str:
+    seen = list(dict.fromkeys(v for text in values for v in str(text).split(_SEP) if v))
+    if order:
+        seen = [v for v in order if v in seen] + [v for v in seen if v not in order]
+    return _SEP.join(seen)
+
+
+_METHODS = ("reverse", "forward", "forward_over_reverse", "taylor", "finite_difference")
+_MODES = ("eager", "function", "xla", "jit", "compile")
+_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def root_causes(classified: pd.DataFrame, titles: Callable[[str], str] = str) -> pd.DataFrame:
+    """One row per root cause of :func:`classify_findings`'s findings (unsupported ones
+    aside), ranked: framework bugs, then the cases' own code, then expected ones; within
+    each, the most severe and the widest first. ``titles(backend)``: its name for people."""
+    rows = []
+    found = classified[classified["kind"] != "unsupported"] if not classified.empty else classified
+    for key, group in found.groupby("root_cause", sort=False):
+        rows.append(_root(key, group, titles))
+    out = pd.DataFrame(rows, columns=ROOT_CAUSE_COLUMNS)
+    if out.empty:
+        return out
+    tier = np.where(
+        out["expected"] == "expected",
+        2,
+        np.where(
+            out["kind"].isin(FRAMEWORK_KINDS), 0, np.where(out["kind"].isin(CASE_KINDS), 1, 1)
+        ),
+    )
+    order = np.lexsort((-out["members"].to_numpy(), -out["severity"].to_numpy(), tier))
+    return out.iloc[order].reset_index(drop=True)
+
+
+def _root(key: str, group: pd.DataFrame, titles) -> dict:
+    first = group.iloc[0]
+    # The worst member: autodiff's and a derivative's before finite differences' and a
+    # value's, then by impact.
+    ranked = group.assign(
+        _autodiff=group["methods"] != "finite_difference", _derivative=group["order"] > 0
+    )
+    worst = ranked.sort_values(
+        ["_autodiff", "_derivative", "impact", "severity", "hits"], ascending=False, kind="stable"
+    )
+    w = worst.iloc[0]
+    expected = set(group["expected"])
+    state = (
+        "expected"
+        if expected == {"expected"}
+        else (
+            "partly expected"
+            if "expected" in expected or group["held"].gt(0).any()
+            else "unexpected"
+        )
+    )
+    # Each framework's example of the culprit: its most striking failure (a 0, a NaN, a
+    # wrong value before bits lost), from the worst member that has one.
+    striking = worst.assign(_bad=[severity_of(o) for o in worst["culprit_outcome"]])
+    striking = striking.sort_values("_bad", ascending=False, kind="stable")
+    culprit = {}
+    for r in striking.itertuples(index=False):
+        if r.culprit and r.backend not in culprit:
+            culprit[r.backend] = {
+                "primitive": r.culprit_primitive,
+                "partial": r.culprit_partial,
+                "outcome": r.culprit_outcome,
+                "inputs": json.loads(r.culprit_inputs or "{}"),
+                "got": float(r.culprit_got),
+                "truth": str(r.culprit_truth),
+                "method": r.culprit_method,
+                "case": r.case,
+                "implementation": r.implementation,
+            }
+    fixes = sorted({x for text in group["fixes"] for x in json.loads(text or "[]")})
+    row = {
+        "id": key,
+        "kind": first["kind"],
+        "primitive": first["subject"],
+        "outcome": outcome_class(first["outcome"]),
+        "severity": int(group["impact"].max()),
+        "severity_label": SEVERITY_LABELS[int(group["impact"].max())],
+        "frameworks": _union(group["backend"], ("tensorflow", "jax", "torch")),
+        "cases": _union(group["case"]),
+        "implementations": _union(group["case"] + "." + group["implementation"]),
+        "methods": _union(group["methods"], _METHODS),
+        "modes": _union(group["modes"], _MODES),
+        "dtypes": _union(group["dtype"], _DTYPES),
+        "orders": _SEP.join(str(o) for o in sorted(set(group["order"].astype(int)))),
+        "regions": json.dumps(_regions(group)),
+        "findings": json.dumps([f"{c}:{i}" for c, i in zip(group["case"], group["id"])]),
+        "members": len(group),
+        "worst": json.dumps(
+            {
+                "case": w["case"],
+                "framework": w["backend"],
+                "implementation": w["implementation"],
+                "partial": w["partial"],
+                "derivative": w["derivative"],
+                "inputs": json.loads(w["worst_inputs"] or "{}"),
+                "got": float(w["worst_got"]),
+                "truth": str(w["worst_truth"]),
+                "method": w["worst_method"],
+                "mode": w["worst_mode"],
+                "finding": f"{w['case']}:{w['id']}",
+            }
+        ),
+        "culprit": json.dumps(culprit),
+        "intermediate": _common(group["intermediate"]),
+        "fixes": json.dumps(fixes),
+        "expected": state,
+    }
+    row["text"] = root_text(row, group, titles)
+    return row
+
+
+def _common(values) -> str:
+    found = [v for v in values if v]
+    return max(set(found), key=found.count) if found else ""
+
+
+def _regions(group: pd.DataFrame) -> list[dict]:
+    """The members' input regions, merged per (case, input) where they overlap."""
+    out: list[dict] = []
+    for (case, axis), g in group.groupby(["case", "input"], sort=True):
+        if not axis:
+            ranges: dict[str, list[float]] = {}
+            for text in g["ranges"]:
+                for n, (a, b) in json.loads(text or "{}").items():
+                    lo, hi = ranges.get(n, [a, b])
+                    ranges[n] = [min(lo, a), max(hi, b)]
+            out.append({"case": case, "input": "", "ranges": ranges})
+            continue
+        spans = sorted(
+            (float(r.lo), float(r.hi), bool(r.lo_exact), bool(r.hi_exact))
+            for r in g.itertuples(index=False)
+        )
+        merged: list[list] = []
+        for lo, hi, lx, hx in spans:
+            if merged and lo <= merged[-1][1]:
+                if hi > merged[-1][1]:
+                    merged[-1][1], merged[-1][3] = hi, hx
+            else:
+                merged.append([lo, hi, lx, hx])
+        for lo, hi, lx, hx in merged:
+            out.append(
+                {"case": case, "input": axis, "lo": lo, "hi": hi, "lo_exact": lx, "hi_exact": hx}
+            )
+    return out
+
+
+def unsupported_table(classified: pd.DataFrame, titles: Callable[[str], str] = str) -> pd.DataFrame:
+    """The combinations a framework does not offer, one row per (framework, exception
+    text): what was asked (the methods, and whether through a custom rule), where."""
+    rows = []
+    if classified.empty:
+        return pd.DataFrame(columns=UNSUPPORTED_COLUMNS)
+    found = classified[classified["kind"] == "unsupported"]
+    # One row per (framework, through what, exception), the methods that raised it
+    # merged: a finding whose modes raised two refusals counts in both rows.
+    found = found.assign(
+        what=[
+            "through a hand-written rule"
+            if json.loads(r.rules or "[]")
+            else "through the expression's own kernels"
+            for r in found.itertuples(index=False)
+        ],
+        exception=[[signature(t) for t in str(x).splitlines() if t] for x in found["error_text"]],
+    ).explode("exception")
+    for (backend, what, exception), g in found.groupby(["backend", "what", "exception"], sort=True):
+        methods = _union(g["methods"], _METHODS)
+        rows.append(
+            {
+                "framework": titles(backend),
+                "what": what,
+                "exception": exception,
+                "methods": methods,
+                "cases": _union(g["case"]),
+                "implementations": _union(g["case"] + "." + g["implementation"]),
+                "dtypes": _union(g["dtype"], _DTYPES),
+                "orders": _SEP.join(str(o) for o in sorted(set(g["order"].astype(int)))),
+                "findings": json.dumps([f"{c}:{i}" for c, i in zip(g["case"], g["id"])]),
+                "expected": _union(g["expected"]),
+            }
+        )
+    return pd.DataFrame(rows, columns=UNSUPPORTED_COLUMNS)

@@ -1,0 +1,208 @@
+"""A root cause in words: one sentence a maintainer can act on, with its scope (which
+frameworks, methods and modes, "only under tf.function" where that is all), its input
+regions as exact floats of the dtype, and its worst point."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from harness.judge.findings_text import format_value
+
+__all__ = ["METHOD_WORDS", "MODE_WORDS", "regions_text", "root_text"]
+
+OUTCOME_WORDS = {
+    "nonfinite": "NaN or infinite",
+    "wrong": "wrong (off by a factor of 2 or more, or the wrong sign)",
+    "zero": "0 where the truth is not",
+    "inaccurate": "inaccurate (bits lost beyond the tolerance)",
+    "missing": "missing (no gradient returned)",
+    "error": "an exception",
+}
+METHOD_WORDS = {
+    "reverse": "reverse mode",
+    "forward": "forward mode",
+    "forward_over_reverse": "forward-over-reverse",
+    "taylor": "Taylor mode (jet)",
+    "finite_difference": "finite differences",
+}
+MODE_WORDS = {
+    "eager": "eager",
+    "function": "tf.function",
+    "xla": "XLA (jit_compile=True)",
+    "jit": "jax.jit",
+    "compile": "torch.compile",
+}
+
+
+def _orders(text: str) -> str:
+    orders = [int(o) for o in text.split(", ") if o]
+    if len(orders) == 1:
+        return f"order {orders[0]}"
+    if orders == list(range(orders[0], orders[-1] + 1)):
+        return f"orders {orders[0]}-{orders[-1]}"
+    return "orders " + ", ".join(map(str, orders))
+
+
+def regions_text(regions: list[dict], dtype: str) -> str:
+    """``softplus: x ≥ 88.72284; ratio: |t| in [1e-19, 2e-19]``: per case, the merged
+    intervals (a pair mirrored about 0 as one ``|x|`` statement)."""
+    parts: dict[str, list[str]] = {}
+    spans = [r for r in regions if r.get("input")]
+    used: set[int] = set()
+    for i, r in enumerate(spans):
+        if i in used:
+            continue
+        mirror = next(
+            (
+                j
+                for j, s in enumerate(spans)
+                if j not in used
+                and j != i
+                and s["case"] == r["case"]
+                and s["input"] == r["input"]
+                and s["lo"] == -r["hi"]
+                and s["hi"] == -r["lo"]
+            ),
+            None,
+        )
+        name, lo, hi = r["input"], r["lo"], r["hi"]
+        if mirror is not None and lo >= 0:
+            used.update({i, mirror})
+            name, lo, hi = f"|{name}|", lo, hi
+        elif mirror is not None:
+            used.update({i, mirror})
+            name, lo, hi = f"|{name}|", -hi, -lo
+        else:
+            used.add(i)
+        a, b = format_value(lo, dtype), format_value(hi, dtype)
+        text = f"{name} = {a}" if lo == hi else f"{name} in [{a}, {b}]"
+        parts.setdefault(r["case"], []).append(text)
+    for r in regions:
+        if not r.get("input"):
+            span = ", ".join(
+                f"{n} in [{format_value(a, dtype)}, {format_value(b, dtype)}]"
+                for n, (a, b) in r.get("ranges", {}).items()
+            )
+            parts.setdefault(r["case"], []).append(span or "grid points")
+    return "; ".join(f"{case}: " + ", ".join(texts) for case, texts in parts.items())
+
+
+def _scope(row: dict) -> str:
+    """``only under tf.function``, ``only in forward mode``: where the scope is a part."""
+    bits = []
+    modes = row["modes"].split(", ")
+    if "eager" not in modes:
+        bits.append("only under " + " and ".join(MODE_WORDS.get(m, m) for m in modes))
+    methods = row["methods"].split(", ")
+    if "reverse" not in methods:
+        bits.append("only in " + " and ".join(METHOD_WORDS.get(m, m) for m in methods))
+    return "; ".join(bits)
+
+
+def _worst(row: dict, titles) -> str:
+    w = json.loads(row["worst"])
+    dtype = row["dtypes"].split(", ")[0]
+    at = ", ".join(f"{k} = {format_value(v, dtype)}" for k, v in w["inputs"].items())
+    return (
+        f"worst: {w['case']}.{w['implementation']} {w['derivative']} at {at}: got "
+        f"{format_value(w['got'], dtype)}, truth {_short(w['truth'], dtype)} ({titles(w['framework'])}, "
+        f"{METHOD_WORDS.get(w['method'], w['method'])}, {MODE_WORDS.get(w['mode'], w['mode'])})"
+    )
+
+
+def _short(decimal: str, dtype: str = "float32") -> str:
+    """The truth to the digits that tell the dtype's neighbours apart (9, or 17 for
+    float64), whatever its exponent (a true 5.08e-435 is not a float64's 0)."""
+    import mpmath
+
+    try:
+        with mpmath.workdps(40):
+            return mpmath.nstr(mpmath.mpf(decimal), 17 if dtype == "float64" else 9)
+    except (ValueError, TypeError):
+        return str(decimal)
+
+
+def root_text(row: dict, group: pd.DataFrame, titles) -> str:
+    """The root cause as one statement (see the module's docstring)."""
+    frameworks = ", ".join(titles(b) for b in row["frameworks"].split(", "))
+    dtype = row["dtypes"]
+    what = OUTCOME_WORDS.get(row["outcome"], row["outcome"])
+    scope = _scope(row)
+    scope = f" ({scope})" if scope else ""
+    where = regions_text(json.loads(row["regions"]), dtype.split(", ")[0])
+    orders = _orders(row["orders"])
+    kind, subject = row["kind"], row["primitive"]
+    if kind == "kernel":
+        culprit = json.loads(row["culprit"])
+        alone = "; ".join(
+            f"{titles(b)} {c['method'].replace('_', '-')}: {c['primitive']} "
+            f"d/d{c['partial'] or 'f'} at "
+            + ", ".join(
+                f"{k} = {format_value(v, dtype.split(', ')[0])}" for k, v in c["inputs"].items()
+            )
+            + f": got {format_value(c['got'], dtype.split(', ')[0])}, truth "
+            + _short(c["truth"], dtype.split(", ")[0])
+            for b, c in culprit.items()
+        )
+        head = (
+            f"{frameworks}: the derivative rule of {subject} gives values {what} in {dtype}"
+            f"{scope}, where its value is right. Judged alone at the input it receives: {alone}"
+        )
+    elif kind == "mode":
+        head = (
+            f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; the other "
+            "modes get these points right (a compiler's or graph rewrite's effect)"
+        )
+    elif kind == "method":
+        if row["outcome"] == "error":
+            head = f"{frameworks}: {row['implementations']} raises at {orders}{scope}: {subject}"
+        else:
+            head = (
+                f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; another "
+                "method gets these points right"
+            )
+    elif kind == "framework":
+        head = (
+            f"only in {frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; "
+            "the other frameworks get these points right"
+        )
+    elif kind == "rule":
+        wrong = [r for t in group["rules"] for r in json.loads(t or "[]") if not r["right"]]
+        if wrong:
+            r = wrong[0]
+            at = ", ".join(f"{k} = {v:.9g}" for k, v in r["at"].items())
+            why = (
+                f"its rule {r['rule']} for d/d{r['input']} is not the derivative: at {at} "
+                f"with dy = {r.get('dy', 1)} it gives {_short(r['got'] or 'nan')} where dy "
+                f"times the derivative is {_short(r['truth'])}"
+            )
+        else:
+            why = (
+                "its rule is the derivative in exact arithmetic, but its formula loses it in floats"
+            )
+        head = f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}: {why}"
+    elif subject.endswith(".finite_difference"):
+        head = (
+            f"{frameworks}: finite differences of {subject.rsplit('.', 1)[0]} are {what} at "
+            f"{orders} in {dtype}{scope}; autodiff gets these points right or fails apart"
+        )
+    else:
+        wall = row["intermediate"]
+        why = (
+            f"{wall} lies beyond {dtype} there"
+            if wall
+            else "the terms of its derivative cancel or round away"
+        )
+        fixes = json.loads(row["fixes"])
+        fix = (
+            f"; {', '.join(fixes)} stay{'s' if len(fixes) == 1 else ''} right there"
+            if fixes
+            else ""
+        )
+        head = (
+            f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}: every "
+            f"primitive is right at its own inputs, but {why}{fix}"
+        )
+    return f"{head}. {row['members']} findings ({where}); {_worst(row, titles)}"

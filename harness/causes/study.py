@@ -1,0 +1,54 @@
+"""The study's root causes from its findings: each finding classified, the root causes
+and the unsupported combinations as tables (:mod:`harness.causes.roots`), with the names
+and refusals each back end declares (:mod:`harness.backends.catalogue`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from harness.backends.catalogue import SPECS
+from harness.causes.roots import classify_findings, root_causes, unsupported_table
+
+__all__ = ["classify", "study_root_causes", "title", "write_root_causes"]
+
+
+def title(backend: str) -> str:
+    """The back end's name as a reader knows it (``TensorFlow``)."""
+    return SPECS[backend].title if backend in SPECS else backend
+
+
+def _refusals(backend: str) -> tuple[str, ...]:
+    return SPECS[backend].refusals if backend in SPECS else ("NotImplementedError",)
+
+
+def classify(findings: pd.DataFrame) -> pd.DataFrame:
+    """Findings with ``kind``, ``subject``, ``impact`` and ``root_cause`` (the compare
+    stage's, per case: a finding's root cause is decided by its own evidence)."""
+    return classify_findings(findings, _refusals)
+
+
+def study_root_causes(findings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``(findings with kind, subject, impact and root_cause; root causes; unsupported)``:
+    the findings as classified (classified here where they are not yet), grouped."""
+    classified = findings if "root_cause" in findings else classify(findings)
+    return classified, root_causes(classified, title), unsupported_table(classified, title)
+
+
+def write_root_causes(findings: pd.DataFrame, folder: Path, meta: dict) -> tuple[pd.DataFrame, str]:
+    """Write ``root_causes`` and ``unsupported`` (Parquet and CSV) into ``folder``;
+    returns the findings classified (their ``root_cause`` column) and what was written."""
+    from harness.results import write_csv, write_table
+
+    classified, roots, unsupported = study_root_causes(findings)
+    for name, table in (("root_causes", roots), ("unsupported", unsupported)):
+        write_table(table, Path(folder) / f"{name}.parquet", meta)
+        write_csv(table, Path(folder) / f"{name}.csv", meta)
+    unexpected = int((roots["expected"] != "expected").sum()) if not roots.empty else 0
+    said = (
+        f"{len(roots)} root causes ({unexpected} not expected) -> "
+        f"{Path(folder) / 'root_causes.parquet'}; {len(unsupported)} unsupported "
+        f"combinations -> {Path(folder) / 'unsupported.parquet'}"
+    )
+    return classified, said

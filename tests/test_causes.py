@@ -1,0 +1,262 @@
+"""Root causes: sites of an expression, exact checks of hand-written rules, the kinds
+decided from evidence, and the grouping (both directions: one mechanism in many cases and
+frameworks is one root cause; two mechanisms never share one). Expected values come from
+the expressions' own mathematics (mpmath at high precision), never from the code under
+test. No framework here (:mod:`tests.test_localise` runs the frameworks)."""
+
+from __future__ import annotations
+
+import json
+
+import mpmath
+import pandas as pd
+import pytest
+
+from harness.cases import expressions as ex
+from harness.cases.load import load_case
+from harness.causes.classify import decide, outcome_class, severity
+from harness.causes.roots import classify_findings, root_causes, unsupported_table
+from harness.causes.rules import check_rules
+from harness.causes.sites import effective, sites
+
+from .conftest import CASES
+
+
+def _texts(text: str, names=("x",)) -> list[str]:
+    return [s.text for s in sites(ex.parse(text, set(names)))]
+
+
+def test_sites_are_the_primitives_innermost_first_with_constants_kept():
+    assert _texts("log(1 + exp(x))") == ["exp(u)", "(1 + u)", "log(u)"]
+    assert _texts("x**8") == ["(u ** 8)"]
+    assert _texts("-a / b**2", ("a", "b")) == ["(-u)", "(u ** 2)", "(u / v)"]
+    # A constant subexpression is an argument as written, not a variable.
+    assert _texts("softplus(2 * x) * log(4)") == ["(2 * u)", "softplus(u)", "(u * log(4))"]
+    # The same subtree twice is one site.
+    assert _texts("exp(x) / (1 + exp(x))") == ["exp(u)", "(1 + u)", "(u / v)"]
+
+
+def test_the_effective_expression_of_a_custom_gradient_is_its_rule():
+    case = load_case(CASES / "softplus.yaml")
+    doc = case.implementation("doc_custom_gradient")
+    eff = effective(case, doc, ("x", "x"))
+    # d²/dx² through the rule is d/dx of the rule with dy = 1.
+    assert eff.partial == ("x",) and eff.through_rule
+    assert "dy" not in ex.unparse(eff.expression)
+    assert ex.unparse(eff.expression).startswith("(1 *")
+    naive = effective(case, case.implementation("naive"), ("x", "x"))
+    assert naive.partial == ("x", "x") and not naive.through_rule
+    nested = load_case(CASES / "nested_softplus.yaml")
+    assert effective(nested, nested.implementation("seed004_rule"), ("x", "x")) is None
+
+
+def test_a_wrong_rule_is_told_from_a_right_one_exactly():
+    nested = load_case(CASES / "nested_softplus.yaml")
+    checks = check_rules(nested, nested.implementation("seed004_rule"), {"x": 1.0})
+    first, second = checks
+    with mpmath.workdps(40):
+        s = 1 / (1 + mpmath.exp(-1))
+        assert first["right"] and abs(mpmath.mpf(first["truth"]) - s) < 1e-15
+        # The seed's second-order rule 1 - exp(x) against sigmoid'(x) = s(1 - s).
+        assert not second["right"]
+        assert abs(mpmath.mpf(second["got"]) - (1 - mpmath.e)) < 1e-15
+        assert abs(mpmath.mpf(second["truth"]) - s * (1 - s)) < 1e-15
+    correct = check_rules(nested, nested.implementation("correct_rule"), {"x": 1.0})
+    assert all(c["right"] for c in correct)
+    composition = load_case(CASES / "composition.yaml")
+    # foo's rule 2*u*dy is right at every call; forgetting dy is right at dy = 1 only.
+    assert all(
+        c["right"]
+        for c in check_rules(composition, composition.implementation("custom"), {"x": 2.0})
+    )
+    forgot = check_rules(composition, composition.implementation("forgot_upstream"), {"x": 2.0})
+    assert forgot and not any(c["right"] for c in forgot)
+    # The calls receive x**2 and x**4 exactly (4 and 16 at x = 2).
+    assert sorted(c["at"]["u"] for c in forgot) == [2.0, 4.0, 16.0]
+
+
+def _finding(**kw) -> dict:
+    base = {
+        "case": "c",
+        "id": "f1",
+        "backend": "tensorflow",
+        "implementation": "impl",
+        "partial": "xx",
+        "derivative": "d²/dx²",
+        "order": 2,
+        "dtype": "float32",
+        "outcome": "zero",
+        "severity": 3,
+        "counts": json.dumps({"zero": 3}),
+        "input": "x",
+        "lo": 16.0,
+        "hi": 80.0,
+        "lo_exact": True,
+        "hi_exact": True,
+        "ranges": "{}",
+        "hits": 3,
+        "methods": "reverse",
+        "modes": "eager, function",
+        "worst_inputs": json.dumps({"x": 20.0}),
+        "worst_got": 0.0,
+        "worst_truth": "2.0611536e-9",
+        "worst_method": "reverse",
+        "worst_mode": "eager",
+        "expected": "unexpected",
+        "held": 0,
+        "modes_ok": "{}",
+        "methods_ok": "{}",
+        "backends_ok": "{}",
+        "fixes": "[]",
+        "rules": "[]",
+        "culprit": "",
+        "culprit_primitive": "",
+        "culprit_partial": "",
+        "culprit_outcome": "",
+        "culprit_inputs": "",
+        "culprit_got": float("nan"),
+        "culprit_truth": "",
+        "culprit_method": "",
+        "value_wrong": "",
+        "intermediate": "",
+        "scale": 1.0,
+        "error_text": "",
+    }
+    base.update(kw)
+    return base
+
+
+_REFUSE = {"tensorflow": ("NotImplementedError",), "jax": ("TypeError", "NotImplementedError")}
+
+
+def _classified(*findings: dict) -> pd.DataFrame:
+    return classify_findings(pd.DataFrame(list(findings)), lambda b: _REFUSE.get(b, ()))
+
+
+def _kernel(**kw) -> dict:
+    return _finding(
+        culprit="softplus",
+        culprit_primitive="softplus(u)",
+        culprit_partial="uu",
+        culprit_outcome="zero",
+        culprit_inputs=json.dumps({"u": 20.0}),
+        culprit_got=0.0,
+        culprit_truth="2.0611536e-9",
+        culprit_method="reverse",
+        **kw,
+    )
+
+
+def test_one_kernel_failing_in_two_cases_and_two_frameworks_is_one_root_cause():
+    found = _classified(
+        _kernel(case="softplus", implementation="builtin"),
+        _kernel(case="softplus", implementation="builtin", backend="jax", id="f2"),
+        _kernel(case="logistic", implementation="sigmoid_form", order=3, partial="ttt"),
+        _kernel(case="softplus", implementation="builtin", outcome="inaccurate", id="f3"),
+    )
+    roots = root_causes(found)
+    assert len(roots) == 1
+    r = roots.iloc[0]
+    assert r["id"] == "kernel:softplus:wrong:float32" and r["kind"] == "kernel"
+    assert r["frameworks"] == "tensorflow, jax" and r["cases"] == "softplus, logistic"
+    assert r["orders"] == "2, 3" and r["members"] == 4
+    assert set(json.loads(r["findings"])) == {
+        "softplus:f1",
+        "softplus:f2",
+        "logistic:f1",
+        "softplus:f3",
+    }
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"culprit": "sigmoid"},  # another primitive
+        {"dtype": "float64"},  # another dtype
+        {"outcome": "nan"},  # non-finite against a finite value off the truth
+    ],
+)
+def test_two_mechanisms_never_share_a_root_cause(other):
+    found = _classified(_kernel(), {**_kernel(id="f2"), **other})
+    roots = root_causes(found)
+    assert len(roots) == 2
+    assert sorted(len(json.loads(f)) for f in roots["findings"]) == [1, 1]
+
+
+def test_every_finding_belongs_to_exactly_one_root_cause_or_the_unsupported_table():
+    findings = [
+        _kernel(id="f1"),
+        _finding(id="f2", methods="finite_difference"),
+        _finding(id="f3", modes="function", modes_ok=json.dumps({"eager": 1.0, "xla": 0.9})),
+        _finding(id="f4", outcome="error", backend="jax", error_text="TypeError: can't apply"),
+        _finding(id="f5", outcome="error", error_text="IndexError: list index out of range"),
+        _finding(id="f6", methods="forward", methods_ok=json.dumps({"reverse": 1.0})),
+        _finding(id="f7", backends_ok=json.dumps({"jax": 1.0})),
+        _finding(id="f8", intermediate="exp(x)"),
+    ]
+    found = _classified(*findings)
+    assert list(found["kind"]) == [
+        "kernel",
+        "formula",
+        "mode",
+        "unsupported",
+        "method",
+        "method",
+        "framework",
+        "formula",
+    ]
+    roots, unsupported = root_causes(found), unsupported_table(found)
+    members = [m for f in roots["findings"] for m in json.loads(f)]
+    members += [m for f in unsupported["findings"] for m in json.loads(f)]
+    assert sorted(members) == sorted(f"c:f{i}" for i in range(1, 9))
+    assert unsupported.iloc[0]["exception"] == "TypeError: can't apply"
+
+
+def test_a_mode_that_includes_eager_is_not_a_compiler_effect():
+    shares = json.dumps({"xla": 1.0})
+    assert decide(_finding(modes="eager, function", modes_ok=shares), ())[0] == "formula"
+    assert decide(_finding(modes="function", modes_ok=json.dumps({"eager": 1.0})), ())[0] == "mode"
+
+
+def test_a_wrong_rule_comes_before_the_primitives_and_a_right_one_after():
+    wrong = json.dumps(
+        [{"rule": "impl", "input": "x", "right": False, "got": "1", "truth": "2", "at": {}}]
+    )
+    right = json.dumps(
+        [{"rule": "impl", "input": "x", "right": True, "got": "2", "truth": "2", "at": {}}]
+    )
+    assert decide(_kernel(rules=wrong), ())[0] == "rule"
+    assert decide(_kernel(rules=right), ()) == ("kernel", "softplus")
+    assert decide(_finding(rules=right), ()) == ("rule", "c.impl")
+    # A right rule of a function the expression calls does not make the finding a rule's.
+    called = right.replace('"impl"', '"foo"')
+    assert decide(_finding(rules=called), ())[0] == "formula"
+
+
+def test_outcome_classes():
+    assert [outcome_class(o) for o in ("nan", "inf", "wrong", "zero", "inaccurate")] == [
+        "nonfinite",
+        "nonfinite",
+        "wrong",
+        "wrong",
+        "wrong",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kw", "tier"),
+    [
+        ({"outcome": "nan", "worst_got": float("nan"), "worst_inputs": '{"x": 100.0}'}, 4),
+        # NaN at an input beyond the square root of the largest float32: the range's end.
+        ({"outcome": "nan", "worst_got": float("nan"), "worst_inputs": '{"x": 1e30}'}, 3),
+        # A wrong sign at an ordinary input.
+        ({"outcome": "wrong", "worst_got": -2.0, "worst_truth": "2"}, 4),
+        # 2.4 for 4.2: one correct bit, though the vocabulary says inaccurate.
+        ({"outcome": "inaccurate", "worst_got": 2.4, "worst_truth": "4.2"}, 3),
+        ({"outcome": "inaccurate", "worst_got": 1.0001, "worst_truth": "1"}, 2),
+        # 4.5e-16 for a true -8e-20 beside a first derivative of 1: noise at its scale.
+        ({"outcome": "wrong", "worst_got": 4.5e-16, "worst_truth": "-8e-20", "scale": 1.0}, 1),
+    ],
+)
+def test_severity_ranks_by_impact(kw, tier):
+    assert severity(_finding(**kw)) == tier

@@ -1,0 +1,77 @@
+"""Localisation in the three frameworks: a failing derivative is traced to the primitive
+whose own rule breaks at the argument it receives, or to the intermediate that lies
+beyond the dtype. The truths come from the textbook formulas in mpmath, not from the
+harness's reference."""
+
+from __future__ import annotations
+
+import json
+
+import mpmath
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.causes.localise import localise
+from harness.prepared import Selection, prepare
+
+from .conftest import CASES
+
+pytestmark = pytest.mark.slow
+
+BACKENDS = ("tensorflow", "jax", "torch")
+
+
+def _failing(implementation: str, partial: str, x: float, outcome: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "implementation": [implementation],
+            "method": ["reverse"],
+            "mode": ["eager"],
+            "dtype": ["float32"],
+            "partial": [partial],
+            "order": [len(partial)],
+            "point": [0],
+            "x": [x],
+            "outcome": [outcome],
+            "bits": [32.0],
+        }
+    )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_kernel_of_softplus_is_named_where_its_second_derivative_fails(backend):
+    # softplus''(20) = sigmoid'(20) = e^-20 / (1 + e^-20)^2, about 2.06e-9: every framework
+    # computes it from sigmoid(20), which rounds to 1 in float32, as s(1 - s) = 0.
+    from harness.backends.catalogue import load
+
+    engine = load(backend)
+    engine.start()
+    prep = prepare(CASES / "softplus.yaml", None, Selection(dtypes=["float32"]))
+    flags = engine.probe_flush(["float32"], ["eager"])
+    got = localise(engine, prep.case, _failing("builtin", "xx", 20.0, "zero"), prep.settings, flags)
+    row = got.iloc[0]
+    assert row["culprit"] == "softplus" and row["culprit_partial"] == "uu"
+    assert json.loads(row["culprit_inputs"]) == {"u": 20.0}
+    assert row["culprit_got"] == 0.0
+    with mpmath.workdps(30):
+        truth = mpmath.exp(-20) / (1 + mpmath.exp(-20)) ** 2
+        assert abs(mpmath.mpf(row["culprit_truth"]) / truth - 1) < 1e-20
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_overflowing_intermediate_is_named_where_every_primitive_is_right(backend):
+    # log(1 + exp(x))' at x = 100 in float32: exp(100) = 2.7e43 rounds to inf (rightly),
+    # 1 + inf and log(inf) are right, and the chain rule gives 0 * inf = NaN.
+    from harness.backends.catalogue import load
+
+    engine = load(backend)
+    engine.start()
+    prep = prepare(CASES / "softplus.yaml", None, Selection(dtypes=["float32"]))
+    flags = engine.probe_flush(["float32"], ["eager"])
+    got = localise(engine, prep.case, _failing("naive", "x", 100.0, "nan"), prep.settings, flags)
+    row = got.iloc[0]
+    assert row["culprit"] == "" and row["value_wrong"] == ""
+    assert row["intermediate"] == "exp(x)" and row["intermediate_kind"] == "overflow"
+    assert bool(row["localised"]) and not bool(row["through_rule"])
+    assert np.isnan(row["culprit_got"])

@@ -1,0 +1,147 @@
+"""Root causes end to end in the three frameworks: each carries a standalone script per
+framework it affects, which, run as its own process, prints the value the table states,
+bit for bit; ``harness repro --check`` runs them all; ``harness bug-report`` prints one;
+``harness probe --backend`` computes a value in any framework and refuses, in one line, a
+method or mode that framework does not have."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness.causes.reproduce import reproducers
+from harness.causes.study import write_root_causes
+from harness.judge.collect import collect
+from harness.pipeline import Selection, run_case
+from harness.results import read_table, write_table
+
+from .conftest import CASES
+
+pytestmark = pytest.mark.slow
+
+BACKENDS = ("tensorflow", "jax", "torch")
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    where = tmp_path_factory.mktemp("causes")
+    sel = Selection(
+        backends=list(BACKENDS),
+        dtypes=["float32"],
+        methods=["reverse", "forward"],
+        modes=["eager"],
+        max_points=40,
+    )
+    for case in ("softplus", "composition"):
+        run_case(CASES / f"{case}.yaml", selection=sel, results=where / "results")
+    results = where / "results"
+    summary, findings, meta = collect(sorted(results.glob("*/errors.parquet")))
+    write_table(summary, results / "summary.parquet", meta)
+    findings, _ = write_root_causes(findings, results, meta)
+    write_table(findings, results / "findings.parquet", meta)
+    roots = read_table(results / "root_causes.parquet")
+    tables = {}
+    for b in BACKENDS:
+        tables[b] = reproducers(roots, findings, b, CASES)
+        write_table(tables[b], results / "reproducers" / f"{b}.parquet", meta)
+    return where, roots, findings, tables
+
+
+def test_each_finding_has_one_root_cause_and_the_kernel_of_softplus_is_one(study):
+    _, roots, findings, _ = study
+    members = [m for f in roots["findings"] for m in json.loads(f)]
+    assert len(members) == len(set(members))
+    open_findings = findings[findings["kind"] != "unsupported"]
+    assert sorted(members) == sorted(
+        f"{c}:{i}" for c, i in zip(open_findings.case, open_findings.id)
+    )
+    softplus = roots[roots["id"] == "kernel:softplus:wrong:float32"]
+    assert len(softplus) == 1
+    # One mechanism in the three frameworks: the rule s(1 - s) of sigmoid' from the output.
+    assert softplus.iloc[0]["frameworks"] == "tensorflow, jax, torch"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_sample_of_scripts_prints_the_stated_values_bit_for_bit(study, backend):
+    _, _, _, tables = study
+    table = tables[backend]
+    scripts = table[table["script"] != ""]
+    assert len(scripts) >= 3
+    # The kernel scripts first (the smallest reproducers), then others, three in all.
+    sample = scripts.sort_values("target", key=lambda t: ~t.str.startswith("primitive")).head(3)
+    for r in sample.itertuples(index=False):
+        out = subprocess.run(
+            [sys.executable, "-c", r.script], capture_output=True, text=True, timeout=600
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        line = next(x for x in out.stdout.splitlines() if x.startswith("got"))
+        assert line.split()[2] == r.got_hex, (r.root_cause, line, r.got_hex)
+        assert "harness" not in r.script.replace("harness probe", "")
+
+
+def test_repro_check_and_the_bug_report(study, harness_cmd):
+    where, roots, _, _ = study
+    results = str(where / "results")
+    out = subprocess.run(
+        [*harness_cmd, "repro", "--check", "--backend", "torch", "--results", results],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 disagree" in out.stdout
+    report = subprocess.run(
+        [*harness_cmd, "bug-report", "kernel:softplus:wrong:float32", "--results", results],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert report.returncode == 0, report.stderr
+    text = report.stdout
+    for needle in ("## ", "softplus", "float32", "```python", "certified", "harness probe"):
+        assert needle in text, needle
+    for title in ("TensorFlow", "JAX", "PyTorch"):
+        assert f"### Reproducer ({title}" in text
+    unknown = subprocess.run(
+        [*harness_cmd, "bug-report", "kernel:nothing", "--results", results],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("backend", "option", "value"),
+    [
+        ("tensorflow", "--method", "taylor"),
+        ("tensorflow", "--mode", "jit"),
+        ("torch", "--mode", "xla"),
+    ],
+)
+def test_probe_refuses_what_a_backend_does_not_have_in_one_line(
+    harness_cmd, backend, option, value
+):
+    argv = ["probe", str(CASES / "softplus.yaml"), "builtin", "--at", "x=20", option, value]
+    out = subprocess.run(
+        [*harness_cmd, *argv, "--backend", backend], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and f"no {option[2:]} {value!r}" in out.stderr
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_probe_computes_in_any_backend(harness_cmd, backend):
+    argv = ["probe", str(CASES / "softplus.yaml"), "builtin", "--at", "x=20", "--partial", "xx"]
+    out = subprocess.run(
+        [*harness_cmd, *argv, "--dtype", "float32", "--backend", backend],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    # softplus''(20) in float32: s(1 - s) with s = sigmoid(20) rounded to 1.
+    assert "got      0.0" in out.stdout and "outcome  zero" in out.stdout
