@@ -61,6 +61,22 @@ _COMMON = (
     "study_defaults.yaml",
 )
 
+# The reference at new points: what the evaluation's bisection and localisation and the
+# compare stage's checks of hand-written rules compute.
+_REFERENCE = (
+    "reference/__init__.py",
+    "reference/verify.py",
+    "reference/table.py",
+    "reference/rounded.py",
+    "reference/cache.py",
+    "reference/certify.py",
+    "reference/balls.py",
+    "reference/series.py",
+    "reference/jets.py",
+    "reference/kernels.py",
+    "reference/special.py",
+)
+
 # Judging rows and stating findings.
 _JUDGING = (
     "judge/__init__.py",
@@ -89,17 +105,7 @@ _JUDGING = (
     "causes/rules.py",
     "cases/synthetic.py",
     # The hand-written rules are checked exactly (Arb balls) where a finding needs it.
-    "reference/__init__.py",
-    "reference/verify.py",
-    "reference/certify.py",
-    "reference/balls.py",
-    "reference/series.py",
-    "reference/jets.py",
-    "reference/kernels.py",
-    "reference/special.py",
-    "reference/rounded.py",
-    "reference/cache.py",
-    "reference/table.py",
+    *_REFERENCE,
 )
 
 #: Package files each stage runs, beyond :data:`_COMMON` (a test checks that a stage
@@ -136,17 +142,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
         "judge/expectations.py",
         "judge/summary.py",
         "backends/catalogue.py",
-        "reference/__init__.py",
-        "reference/verify.py",
-        "reference/table.py",
-        "reference/rounded.py",
-        "reference/cache.py",
-        "reference/certify.py",
-        "reference/balls.py",
-        "reference/series.py",
-        "reference/jets.py",
-        "reference/kernels.py",
-        "reference/special.py",
+        *_REFERENCE,
         "numerics/fd_model.py",
         "numerics/flush.py",
         "cases/synthetic.py",

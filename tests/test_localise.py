@@ -39,18 +39,23 @@ def _failing(implementation: str, partial: str, x: float, outcome: str) -> pd.Da
     )
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_the_kernel_of_softplus_is_named_where_its_second_derivative_fails(backend):
-    # softplus''(20) = sigmoid'(20) = e^-20 / (1 + e^-20)^2, about 2.06e-9: every framework
-    # computes it from sigmoid(20), which rounds to 1 in float32, as s(1 - s) = 0.
+def _localised(backend: str, implementation: str, partial: str, x: float, outcome: str):
+    """The localisation of one failing float32 value of the softplus case."""
     from harness.backends.catalogue import load
 
     engine = load(backend)
     engine.start()
     prep = prepare(CASES / "softplus.yaml", None, Selection(dtypes=["float32"]))
     flags = engine.probe_flush(["float32"], ["eager"])
-    got = localise(engine, prep.case, _failing("builtin", "xx", 20.0, "zero"), prep.settings, flags)
-    row = got.iloc[0]
+    rows = _failing(implementation, partial, x, outcome)
+    return localise(engine, prep.case, rows, prep.settings, flags).iloc[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_kernel_of_softplus_is_named_where_its_second_derivative_fails(backend):
+    # softplus''(20) = sigmoid'(20) = e^-20 / (1 + e^-20)^2, about 2.06e-9: every framework
+    # computes it from sigmoid(20), which rounds to 1 in float32, as s(1 - s) = 0.
+    row = _localised(backend, "builtin", "xx", 20.0, "zero")
     assert row["culprit"] == "softplus" and row["culprit_partial"] == "uu"
     assert json.loads(row["culprit_inputs"]) == {"u": 20.0}
     assert row["culprit_got"] == 0.0
@@ -63,14 +68,7 @@ def test_the_kernel_of_softplus_is_named_where_its_second_derivative_fails(backe
 def test_an_overflowing_intermediate_is_named_where_every_primitive_is_right(backend):
     # log(1 + exp(x))' at x = 100 in float32: exp(100) = 2.7e43 rounds to inf (rightly),
     # 1 + inf and log(inf) are right, and the chain rule gives 0 * inf = NaN.
-    from harness.backends.catalogue import load
-
-    engine = load(backend)
-    engine.start()
-    prep = prepare(CASES / "softplus.yaml", None, Selection(dtypes=["float32"]))
-    flags = engine.probe_flush(["float32"], ["eager"])
-    got = localise(engine, prep.case, _failing("naive", "x", 100.0, "nan"), prep.settings, flags)
-    row = got.iloc[0]
+    row = _localised(backend, "naive", "x", 100.0, "nan")
     assert row["culprit"] == "" and row["value_wrong"] == ""
     assert row["intermediate"] == "exp(x)" and row["intermediate_kind"] == "overflow"
     assert bool(row["localised"]) and not bool(row["through_rule"])

@@ -11,12 +11,12 @@ No framework here: this module writes text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.cases import expressions as ex
 
-__all__ = ["Style", "Table", "expression_text", "function_block", "script"]
+__all__ = ["Style", "Table", "expression_text", "function_block", "script", "write_functions"]
 
 
 @dataclass(frozen=True)
@@ -141,3 +141,52 @@ def script(
 def function_block(name: str, names: Sequence[str], body: str) -> str:
     """``def name(names): return body``."""
     return f"def {name}({', '.join(names)}):\n    return {body}"
+
+
+def write_functions(
+    case,
+    implementation: str | None,
+    names: Sequence[str],
+    expression,
+    table: Table,
+    custom: Callable[..., str | None],
+    every_input: bool = False,
+):
+    """``(blocks, "f")``: ``f`` of ``names`` is ``expression`` alone, or the case's
+    implementation with the case's own functions before it, a custom gradient written by
+    the framework's ``custom(name, body, gradient, params, functions)``; ``None`` where
+    no script can be written (a registered implementation, a rule ``custom`` has no place
+    for, or, with ``every_input``, a rule that leaves an input without a cotangent)."""
+    if expression is not None:
+        return [
+            function_block("f", names, expression_text(expression, {n: n for n in names}, table))
+        ], "f"
+    impl = case.implementation(implementation)
+    if impl.registered or impl.expression is None:
+        return None
+    blocks: list[str] = []
+    functions: dict[str, str] = {}
+    for cf in case.functions:
+        if cf.gradient:
+            block = custom(cf.name, cf.expression, cf.gradient, cf.params, functions)
+        else:
+            env = {q: q for q in cf.params}
+            block = function_block(
+                cf.name, cf.params, expression_text(cf.expression, env, table, functions)
+            )
+        if block is None:
+            return None
+        blocks.append(block)
+        functions[cf.name] = cf.name
+    if impl.gradient:
+        if every_input and set(impl.gradient) != set(names):
+            return None
+        block = custom("f", impl.expression, impl.gradient, names, functions)
+        if block is None:
+            return None
+    else:
+        block = function_block(
+            "f", names, expression_text(impl.expression, {n: n for n in names}, table, functions)
+        )
+    blocks.append(block)
+    return blocks, "f"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.backends.snippet import Style, Table, expression_text, function_block
+from harness.backends.snippet import Style, Table, expression_text, write_functions
 from harness.cases import expressions as ex
 from harness.cases.model import Case, NestedRule
 
@@ -114,39 +114,6 @@ def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions
 def write(case: Case | None, implementation: str | None, names: Sequence[str], expression=None):
     """``(blocks, "f")``: ``f`` of ``names`` is the implementation (or ``expression``);
     ``None`` where a reproducer cannot be written (a nested rule, a registered one)."""
-    blocks: list[str] = []
-    functions: dict[str, str] = {}
-    if expression is not None:
-        return [
-            function_block("f", names, expression_text(expression, {n: n for n in names}, TABLE))
-        ], "f"
-    impl = case.implementation(implementation)
-    if impl.registered or impl.expression is None:
-        return None
-    for cf in case.functions:
-        if cf.gradient:
-            block = _custom(cf.name, cf.expression, cf.gradient, cf.params, functions)
-            if block is None:
-                return None
-        else:
-            block = function_block(
-                cf.name,
-                cf.params,
-                expression_text(cf.expression, {p: p for p in cf.params}, TABLE, functions),
-            )
-        blocks.append(block)
-        functions[cf.name] = cf.name
-    if impl.gradient:
-        block = _custom("f", impl.expression, impl.gradient, names, functions)
-        if block is None or set(impl.gradient) != set(names):
-            return None
-        blocks.append(block)
-    else:
-        blocks.append(
-            function_block(
-                "f",
-                names,
-                expression_text(impl.expression, {n: n for n in names}, TABLE, functions),
-            )
-        )
-    return blocks, "f"
+    return write_functions(
+        case, implementation, names, expression, TABLE, _custom, every_input=True
+    )
