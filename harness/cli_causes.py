@@ -55,11 +55,18 @@ def _cmd_repro(args: argparse.Namespace) -> int:
         print(f"harness repro: {exc}", file=sys.stderr)
         return EXIT_INVALID
     meta = read_metadata(results / "root_causes.parquet")
+    from harness.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config, json.loads(args.study) if args.study else None)
+    except (ConfigError, ValueError) as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_INVALID
     for b in backends:
         if not installed(b):
             print(f"harness repro: {b} is not installed here; {SPECS[b].install}", file=sys.stderr)
             return EXIT_INVALID
-        table = reproducers(roots, findings, b, args.cases)
+        table = reproducers(roots, findings, b, args.cases, config.tolerances)
         write_table(table, folder / f"{b}.parquet", {**meta, "stage": "reproduce", "backend": b})
         shown = int(table["reproduces"].sum())
         print(
@@ -71,6 +78,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 def bug_report(root: dict, members, reproducers: dict, versions: dict) -> str:
     """A root cause as a report to paste into a framework's issue tracker (Markdown)."""
+    from harness.causes.statement import regions_text
     from harness.causes.study import title
 
     worst = json.loads(root["worst"])
@@ -81,7 +89,7 @@ def bug_report(root: dict, members, reproducers: dict, versions: dict) -> str:
         f"- **Frameworks**: {', '.join(title(b) for b in root['frameworks'].split(', '))}",
         f"- **Scope**: dtypes {root['dtypes']}; orders {root['orders']}; methods "
         f"{root['methods']}; modes {root['modes']}; cases {root['cases']}",
-        f"- **Where**: {root['text'].split('findings (', 1)[-1].split('); worst')[0]}",
+        f"- **Where**: {regions_text(json.loads(root['regions']), root['dtypes'].split(', ')[0])}",
         f"- **Worst**: {worst['case']}.{worst['implementation']} {worst['derivative']} at "
         + ", ".join(f"{k} = {v!r}" for k, v in worst["inputs"].items())
         + f": got {worst['got']!r}, truth {worst['truth']} (certified by Arb ball arithmetic)",
@@ -171,6 +179,8 @@ def add_cause_commands(sub) -> None:
     p.add_argument("--cases", default="cases")
     p.add_argument("--backend", action="append", choices=BACKENDS, help="only this back end")
     p.add_argument("--check", action="store_true", help="run every script; exit 1 on a difference")
+    p.add_argument("--config", help="study configuration YAML (the tolerances)")
+    p.add_argument("--study", help="study settings as JSON, over --config (the workflow's)")
     p.set_defaults(func=_cmd_repro)
 
     p = sub.add_parser("bug-report", help="a root cause as a ready-to-paste report")

@@ -104,9 +104,12 @@ def _write_reference(prep: Prepared, results, table: pd.DataFrame, meta: dict) -
     write_table(timings, where / "reference.timings.parquet", facts)
 
 
-def _write_evaluation(where: Path, table: pd.DataFrame, edges: pd.DataFrame, meta: dict) -> None:
-    """One piece's evaluations and edges, and its timings: seconds per method, mode and
-    dtype (the back ends' ``seconds`` column), with the run's facts as provenance."""
+def _write_evaluation(
+    where: Path, table: pd.DataFrame, edges: pd.DataFrame, meta: dict, localised: pd.DataFrame
+) -> None:
+    """One piece's evaluations, edges and localisation (:mod:`harness.causes.localise`),
+    and its timings: seconds per method, mode and dtype (the back ends' ``seconds``
+    column), with the run's facts as provenance."""
     kept, facts = provenance.split_run_facts(meta)
     keys = ["backend", "method", "mode", "dtype"]
     if "seconds" in table:
@@ -117,6 +120,7 @@ def _write_evaluation(where: Path, table: pd.DataFrame, edges: pd.DataFrame, met
     timings.insert(1, "piece", meta.get("piece"))
     write_table(table, where / "evaluations.parquet", kept)
     write_table(edges, where / "edges.parquet", kept)
+    write_table(localised, where / "localised.parquet", kept)
     write_table(timings, where / "timings.parquet", facts)
 
 
@@ -184,9 +188,9 @@ def _evaluate_piece(
             evaluation=stats,
         )
         table = with_backend(table, backend)
-        _write_evaluation(where, table, _empty_edges(), meta)
-        kept = provenance.split_run_facts(meta)[0]
-        write_table(with_backend(_empty_localised(), backend), where / "localised.parquet", kept)
+        _write_evaluation(
+            where, table, _empty_edges(), meta, with_backend(_empty_localised(), backend)
+        )
         return table.drop(columns=["seconds"], errors="ignore"), meta
     edges = None
     if bisect:
@@ -225,12 +229,8 @@ def _evaluate_piece(
         edges.store.save()
     found = edges.table() if edges else _empty_edges()
     localised = _localise(prep, engine, table, reference, flags, meta) if bisect else None
-    _write_evaluation(where, table, with_backend(found, backend), meta)
-    write_table(
-        with_backend(localised if localised is not None else _empty_localised(), backend),
-        where / "localised.parquet",
-        provenance.split_run_facts(meta)[0],
-    )
+    localised = with_backend(localised if localised is not None else _empty_localised(), backend)
+    _write_evaluation(where, table, with_backend(found, backend), meta, localised)
     return table.drop(columns=["seconds"]), meta
 
 
@@ -293,7 +293,7 @@ def compare_stage(
         "compare",
         # The study's settings as this stage was given them (the index shows them; the
         # case's own narrowing is its ``selection``).
-        study={k: v for k, v in prep.config.data.items() if k != "quick_cases"},
+        study=prep.config.data,
         reference={
             "precision": s.precision,
             "verify_digits": s.verify_digits,

@@ -68,17 +68,20 @@ def read_evaluations(prep, results: str | Path, backend: str) -> tuple[pd.DataFr
     return merge_pieces(pairs)
 
 
+def _read_pieces(prep, results: str | Path, backend: str, name: str) -> pd.DataFrame:
+    tables = [read_table(p) for p in _piece_files(prep, results, backend, name)]
+    return pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+
+
 def read_edges(prep, results: str | Path, backend: str) -> pd.DataFrame:
     """The exact edges every piece of ``backend``'s evaluation found."""
-    tables = [read_table(p) for p in _piece_files(prep, results, backend, "edges")]
-    return pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+    return _read_pieces(prep, results, backend, "edges")
 
 
 def read_localised(prep, results: str | Path, backend: str) -> pd.DataFrame:
     """Every piece of ``backend``'s localisation of failing values
     (:mod:`harness.causes.localise`)."""
-    tables = [read_table(p) for p in _piece_files(prep, results, backend, "localised")]
-    return pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+    return _read_pieces(prep, results, backend, "localised")
 
 
 def merge_pieces(pairs: list[tuple[pd.DataFrame, dict]]) -> tuple[pd.DataFrame, dict]:

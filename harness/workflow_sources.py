@@ -158,7 +158,13 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
         "cases/synthetic.py",
         "causes/__init__.py",
         "causes/reproduce.py",
+        "causes/roots.py",
+        "causes/classify.py",
+        "causes/statement.py",
         "causes/sites.py",
+        "judge/__init__.py",
+        "judge/findings_text.py",
+        "judge/runs.py",
         "backends/snippet.py",
         "numerics/floats.py",
     ),
@@ -214,9 +220,13 @@ BACKEND_SOURCES: dict[str, tuple[str, ...]] = {
 
 #: Each back end's reproducers: what its ``reproduce`` job writes and runs.
 SNIPPET_SOURCES: dict[str, tuple[str, ...]] = {
-    "tensorflow": ("backends/tensorflow/snippet.py", "backends/tensorflow/source.py"),
-    "jax": ("backends/jax/snippet.py",),
-    "torch": ("backends/torch/snippet.py",),
+    "tensorflow": (
+        "backends/tensorflow/__init__.py",
+        "backends/tensorflow/snippet.py",
+        "backends/tensorflow/source.py",
+    ),
+    "jax": ("backends/jax/__init__.py", "backends/jax/snippet.py"),
+    "torch": ("backends/torch/__init__.py", "backends/torch/snippet.py"),
 }
 
 

@@ -50,6 +50,9 @@ rule reproduce_root_causes:
         code=lambda w: stage_sources("reproduce", backend=w.backend),
     output:
         "results/reproducers/{backend}.parquet",
+    params:
+        # The tolerances decide whether a script shows its failure.
+        study=stage_settings(config, "compare"),
     log:
         "logs/reproduce_root_causes.{backend}.log",
     benchmark:
@@ -59,7 +62,7 @@ rule reproduce_root_causes:
     conda:
         "../environment.yml"
     shell:
-        "python -m harness repro --backend {wildcards.backend} --results results --cases cases > {log} 2>&1"
+        "python -m harness repro --backend {wildcards.backend} --results results --cases cases --study {params.study:q} > {log} 2>&1"
 
 
 rule render_case_page:

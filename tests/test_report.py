@@ -12,6 +12,7 @@ import pytest
 
 from harness.causes.reproduce import reproducers
 from harness.causes.study import write_root_causes
+from harness.config import load_config
 from harness.judge.collect import ProvenanceMismatch, collect, stable_domain
 from harness.pipeline import Selection, run_case
 from harness.render import render_reports
@@ -77,7 +78,7 @@ def study(tmp_path_factory):
     findings, _ = write_root_causes(findings, where / "results", meta)
     write_table(findings, where / "results" / "findings.parquet", meta)
     roots = read_table(where / "results" / "root_causes.parquet")
-    found = reproducers(roots, findings, "tensorflow", CASES)
+    found = reproducers(roots, findings, "tensorflow", CASES, load_config().tolerances)
     write_table(found, where / "results" / "reproducers" / "tensorflow.parquet", meta)
     cases = where / "cases"
     cases.mkdir()

@@ -14,6 +14,7 @@ import pytest
 
 from harness.causes.reproduce import reproducers
 from harness.causes.study import write_root_causes
+from harness.config import load_config
 from harness.judge.collect import collect
 from harness.pipeline import Selection, run_case
 from harness.results import read_table, write_table
@@ -45,7 +46,7 @@ def study(tmp_path_factory):
     roots = read_table(results / "root_causes.parquet")
     tables = {}
     for b in BACKENDS:
-        tables[b] = reproducers(roots, findings, b, CASES)
+        tables[b] = reproducers(roots, findings, b, CASES, load_config().tolerances)
         write_table(tables[b], results / "reproducers" / f"{b}.parquet", meta)
     return where, roots, findings, tables
 

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from harness.cases import expressions as ex
+from harness.cases.model import label_partial
 from harness.cases.synthetic import expression_case
 from harness.causes.sites import Site, effective, sites
 from harness.numerics.floats import FORMATS, is_subnormal
@@ -234,7 +235,7 @@ def localise(
     found_sites: dict[ex.Node, list[Site]] = {}
     for r in rows.itertuples(index=False):
         impl = impls.get(r.implementation)
-        eff = effective(case, impl, _partial(case, r.partial)) if impl is not None else None
+        eff = effective(case, impl, label_partial(r.partial, names)) if impl is not None else None
         if eff is None:
             out.append(_row(r, localised=False, through_rule=True))
             continue
@@ -296,12 +297,6 @@ def localise(
     return pd.DataFrame(out, columns=LOCALISED_COLUMNS)
 
 
-def _partial(case, label: str) -> tuple[str, ...]:
-    from harness.cases.model import label_partial
-
-    return label_partial(label, list(case.input_names))
-
-
 def _row(r, **kw) -> dict:
     base = dict.fromkeys(LOCALISED_COLUMNS, "")
     base.update(
@@ -314,7 +309,7 @@ def _row(r, **kw) -> dict:
         through_rule=False,
         culprit_got=math.nan,
         nonfinite_input=False,
-        via=getattr(r, "via", r.method),
+        via=r.via,
     )
     base.update(kw)
     return base

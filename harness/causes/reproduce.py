@@ -32,6 +32,7 @@ import pandas as pd
 from harness.backends.snippet import script
 from harness.cases import expressions as ex
 from harness.cases.model import label_partial
+from harness.causes.roots import worst_first
 from harness.causes.sites import VARIABLES
 from harness.numerics.floats import FORMATS, round_mpf
 
@@ -52,7 +53,7 @@ REPRODUCER_COLUMNS = [
     "got_hex",
     "truth",
     "truth_rounded",
-    "reproduces",  # the script's value is off the rounded truth (by more than 4 ulps)
+    "reproduces",  # the script's value is off the rounded truth beyond the study's budget
     "seconds",
     "note",
 ]
@@ -67,16 +68,6 @@ def probe_command(finding: dict, backend: str) -> str:
         f"--at {at} --partial {finding['partial'] or 'f'} --method {finding['worst_method']} "
         f"--mode {finding['worst_mode']} --dtype {finding['dtype']} --backend {backend}"
     )
-
-
-def _worst(members: pd.DataFrame) -> dict:
-    ranked = members.assign(
-        _autodiff=members["methods"] != "finite_difference", _derivative=members["order"] > 0
-    )
-    ranked = ranked.sort_values(
-        ["_autodiff", "_derivative", "impact", "severity", "hits"], ascending=False, kind="stable"
-    )
-    return ranked.iloc[0].to_dict()
 
 
 def _target(root: dict, finding: dict, backend: str, cases: Path):
@@ -141,9 +132,9 @@ def _rounded(truth: str, dtype: str) -> float:
         return math.nan
 
 
-def _reproduces(got: float, rounded: float, dtype: str) -> bool:
-    """Off the rounded truth by more than 4 ulps (the dtype's order-0 budget), or not a
-    number where the truth is one."""
+def _reproduces(got: float, rounded: float, dtype: str, budget: float) -> bool:
+    """Off the rounded truth by more than the study's ``budget`` of ulps for the dtype
+    and order, or not a number where the truth is one."""
     from harness.numerics.floats import ulps_between
 
     if math.isnan(rounded):
@@ -151,14 +142,19 @@ def _reproduces(got: float, rounded: float, dtype: str) -> bool:
     if math.isnan(got):
         return True
     ulps = ulps_between(np.array([got]), np.array([rounded]), dtype)[0]
-    return bool(ulps > 4)
+    return bool(ulps > budget)
 
 
 def reproducers(
-    roots: pd.DataFrame, findings: pd.DataFrame, backend: str, cases: str | Path = "cases"
+    roots: pd.DataFrame,
+    findings: pd.DataFrame,
+    backend: str,
+    cases: str | Path,
+    tolerances: dict,
 ) -> pd.DataFrame:
     """Every root cause's reproducer in ``backend`` (see the module's docstring); the
-    scripts run in this process, which imports the framework."""
+    scripts run in this process, which imports the framework. ``tolerances``: the study's
+    ulps per dtype and order (``StudyConfig.tolerances``), which ``reproduces`` uses."""
     from harness.backends.catalogue import SPECS
 
     module = importlib.import_module(f"harness.backends.{backend}.snippet")
@@ -171,7 +167,7 @@ def reproducers(
         ]
         if members.empty:
             continue
-        finding = _worst(members)
+        finding = worst_first(members).iloc[0].to_dict()
         base = dict.fromkeys(REPRODUCER_COLUMNS, "")
         base.update(root_cause=root["id"], backend=backend, probe=probe_command(finding, backend))
         base.update(got=math.nan, truth_rounded=math.nan, reproduces=False, seconds=0.0)
@@ -212,7 +208,8 @@ def reproducers(
         base["seconds"] = round(time.perf_counter() - t0, 3)
         rounded = _rounded(str(truth), dtype)
         base.update(got=got, got_hex=got_hex, truth_rounded=rounded)
-        base["reproduces"] = got_hex == "error" or _reproduces(got, rounded, dtype)
+        budget = float(tolerances[dtype][len(partial)])
+        base["reproduces"] = got_hex == "error" or _reproduces(got, rounded, dtype, budget)
         rows.append(base)
     return pd.DataFrame(rows, columns=REPRODUCER_COLUMNS)
 

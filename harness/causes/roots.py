@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from harness.causes.classify import (
-    CASE_KINDS,
     FRAMEWORK_KINDS,
     SEVERITY_LABELS,
     decide,
@@ -38,6 +37,7 @@ __all__ = [
     "classify_findings",
     "root_causes",
     "unsupported_table",
+    "worst_first",
 ]
 
 ROOT_CAUSE_COLUMNS = [
@@ -127,27 +127,26 @@ def root_causes(classified: pd.DataFrame, titles: Callable[[str], str] = str) ->
     out = pd.DataFrame(rows, columns=ROOT_CAUSE_COLUMNS)
     if out.empty:
         return out
-    tier = np.where(
-        out["expected"] == "expected",
-        2,
-        np.where(
-            out["kind"].isin(FRAMEWORK_KINDS), 0, np.where(out["kind"].isin(CASE_KINDS), 1, 1)
-        ),
-    )
+    # Framework bugs (0), then the cases' own code (1), then what was expected (2).
+    expected = (out["expected"] == "expected").to_numpy()
+    tier = np.where(expected, 2, np.where(out["kind"].isin(FRAMEWORK_KINDS), 0, 1))
     order = np.lexsort((-out["members"].to_numpy(), -out["severity"].to_numpy(), tier))
     return out.iloc[order].reset_index(drop=True)
 
 
+def worst_first(members: pd.DataFrame) -> pd.DataFrame:
+    """A root cause's findings, the worst first: autodiff's and a derivative's before
+    finite differences' and a value's, then by impact, severity and breadth."""
+    ranked = members.assign(
+        _autodiff=members["methods"] != "finite_difference", _derivative=members["order"] > 0
+    )
+    keys = ["_autodiff", "_derivative", "impact", "severity", "hits"]
+    return ranked.sort_values(keys, ascending=False, kind="stable")
+
+
 def _root(key: str, group: pd.DataFrame, titles) -> dict:
     first = group.iloc[0]
-    # The worst member: autodiff's and a derivative's before finite differences' and a
-    # value's, then by impact.
-    ranked = group.assign(
-        _autodiff=group["methods"] != "finite_difference", _derivative=group["order"] > 0
-    )
-    worst = ranked.sort_values(
-        ["_autodiff", "_derivative", "impact", "severity", "hits"], ascending=False, kind="stable"
-    )
+    worst = worst_first(group)
     w = worst.iloc[0]
     expected = set(group["expected"])
     state = (
