@@ -15,6 +15,7 @@ import pytest
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
 from harness.causes.classify import decide, outcome_class, severity
+from harness.causes.localise import RUNS, SAMPLE, sample_failures
 from harness.causes.roots import classify_findings, root_causes, unsupported_table
 from harness.causes.rules import check_rules
 from harness.causes.sites import effective, sites
@@ -157,7 +158,7 @@ def test_one_kernel_failing_in_two_cases_and_two_frameworks_is_one_root_cause():
     roots = root_causes(found)
     assert len(roots) == 1
     r = roots.iloc[0]
-    assert r["id"] == "kernel:softplus:wrong:float32" and r["kind"] == "kernel"
+    assert r["id"] == "kernel:softplus:wrong" and r["kind"] == "kernel"
     assert r["frameworks"] == "tensorflow, jax" and r["cases"] == "softplus, logistic"
     assert r["orders"] == "2, 3" and r["members"] == 4
     assert set(json.loads(r["findings"])) == {
@@ -172,8 +173,9 @@ def test_one_kernel_failing_in_two_cases_and_two_frameworks_is_one_root_cause():
     "other",
     [
         {"culprit": "sigmoid"},  # another primitive
-        {"dtype": "float64"},  # another dtype
         {"outcome": "nan"},  # non-finite against a finite value off the truth
+        {"culprit": ""},  # no primitive to blame: the implementation's formula
+        {"methods": "forward", "methods_ok": json.dumps({"reverse": 1.0}), "culprit": ""},
     ],
 )
 def test_two_mechanisms_never_share_a_root_cause(other):
@@ -181,6 +183,33 @@ def test_two_mechanisms_never_share_a_root_cause(other):
     roots = root_causes(found)
     assert len(roots) == 2
     assert sorted(len(json.loads(f)) for f in roots["findings"]) == [1, 1]
+
+
+def test_one_mechanism_in_two_dtypes_is_one_root_cause_with_regions_per_dtype():
+    wide = {"lo": 37.0, "hi": 700.0, "worst_inputs": json.dumps({"x": 40.0})}
+    found = _classified(_kernel(), _kernel(id="f2", dtype="float64", **wide))
+    roots = root_causes(found)
+    assert len(roots) == 1
+    r = roots.iloc[0]
+    assert r["id"] == "kernel:softplus:wrong" and r["dtypes"] == "float32, float64"
+    regions = json.loads(r["regions"])
+    # Each dtype keeps its own interval: float32's [16, 80] is not widened by float64's.
+    assert [(g["dtype"], g["lo"], g["hi"]) for g in regions] == [
+        ("float32", 16.0, 80.0),
+        ("float64", 37.0, 700.0),
+    ]
+    text = r["text"]
+    assert "c (float32): x in [16.0, 80.0]" in text and "c (float64): x in [37.0, 700.0]" in text
+    assert "in float32 and float64" in text
+
+
+def test_finite_differences_failing_in_two_cases_are_one_stencil_root_cause():
+    fd = {"methods": "finite_difference"}
+    found = _classified(_finding(**fd), _finding(id="f2", case="d", **fd), _finding(id="f3"))
+    assert list(found["subject"]) == ["finite_difference", "finite_difference", "c.impl"]
+    roots = root_causes(found)
+    stencil = roots[roots["id"] == "formula:finite_difference:wrong"].iloc[0]
+    assert stencil["cases"] == "c, d" and stencil["members"] == 2
 
 
 def test_every_finding_belongs_to_exactly_one_root_cause_or_the_unsupported_table():
@@ -210,6 +239,32 @@ def test_every_finding_belongs_to_exactly_one_root_cause_or_the_unsupported_tabl
     members += [m for f in unsupported["findings"] for m in json.loads(f)]
     assert sorted(members) == sorted(f"c:f{i}" for i in range(1, 9))
     assert unsupported.iloc[0]["exception"] == "TypeError: can't apply"
+
+
+def test_one_method_failing_in_two_frameworks_is_one_root_cause():
+    forward = {"methods": "forward", "methods_ok": json.dumps({"reverse": 1.0})}
+    found = _classified(_finding(**forward), _finding(id="f2", backend="jax", **forward))
+    roots = root_causes(found)
+    assert list(roots["id"]) == ["method:c.impl:wrong"]
+    assert roots.iloc[0]["frameworks"] == "tensorflow, jax"
+
+
+@pytest.mark.parametrize(
+    ("kw", "kind"),
+    [
+        # Every primitive right at its arguments, bits lost: rounding, the expression's.
+        ({"localised": 1.0, "outcome": "inaccurate", "worst_got": 2.0611e-9}, "formula"),
+        # The same with nothing localised: no evidence that the rules are right.
+        ({"localised": 0.0, "outcome": "inaccurate", "worst_got": 2.0611e-9}, "framework"),
+        # A NaN is no rounding, whatever the primitives say.
+        ({"localised": 1.0, "outcome": "nan", "worst_got": float("nan")}, "framework"),
+        # A zero where the truth holds its own (2e-9 against a scale of 1e-3): no noise.
+        ({"localised": 1.0, "outcome": "zero", "scale": 1e-3}, "framework"),
+    ],
+)
+def test_a_framework_that_only_rounds_differently_is_the_formula(kw, kind):
+    f = _finding(backends_ok=json.dumps({"jax": 1.0}), **kw)
+    assert decide(f, ())[0] == kind
 
 
 def test_a_mode_that_includes_eager_is_not_a_compiler_effect():
@@ -260,3 +315,24 @@ def test_outcome_classes():
 )
 def test_severity_ranks_by_impact(kw, tier):
     assert severity(_finding(**kw)) == tier
+
+
+def test_a_short_stretch_of_failures_gets_a_localised_value_of_its_own():
+    # 60 zeros, then 2 values with bits lost (a finding of their own), then 140 zeros:
+    # the evenly spread sample (rows 0, 50, 100, 151, 201) would miss rows 60 and 61.
+    points = [*range(60), 1000, 1001, *range(2000, 2140)]
+    outcomes = ["zero"] * 60 + ["inaccurate"] * 2 + ["zero"] * 140
+    rows = pd.DataFrame(
+        {
+            "implementation": "builtin",
+            "dtype": "float32",
+            "partial": "xxx",
+            "method": "reverse",
+            "point": points,
+            "outcome": outcomes,
+            "bits": [24.0] * 60 + [6.0, 7.0] + [24.0] * 140,
+        }
+    )
+    picked = sample_failures(rows)
+    assert 1001 in set(picked["point"])  # the worst of the short stretch
+    assert len(picked) <= SAMPLE + RUNS and picked["point"].is_unique

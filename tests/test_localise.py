@@ -73,3 +73,25 @@ def test_an_overflowing_intermediate_is_named_where_every_primitive_is_right(bac
     assert row["intermediate"] == "exp(x)" and row["intermediate_kind"] == "overflow"
     assert bool(row["localised"]) and not bool(row["through_rule"])
     assert np.isnan(row["culprit_got"])
+
+
+def test_a_failure_under_xla_alone_is_localised_in_xla():
+    # d/db of -a/b at a = b = 1e-19 in float32 is 1e19; TensorFlow's eager RealDiv
+    # gradient forms (-a/b)/b and is right, its XLA compilation is not (inf): the
+    # primitive a/b judged alone under XLA must show it, eager would not.
+    from harness.backends.catalogue import load
+
+    engine = load("tensorflow")
+    engine.start()
+    prep = prepare(CASES / "ratio.yaml", None, Selection(dtypes=["float32"]))
+    flags = engine.probe_flush(["float32"], ["eager", "xla"])
+    t = float(np.float32(1e-19))
+    rows = _failing("autodiff", "b", t, "inf").drop(columns=["x"])
+    rows = rows.assign(mode="xla", method="forward", a=t, b=t)
+    row = localise(engine, prep.case, rows, prep.settings, flags).iloc[0]
+    assert row["in_mode"] == "xla" and row["culprit"] == "div"
+    assert not np.isfinite(row["culprit_got"])
+    inputs = json.loads(row["culprit_inputs"])
+    u, v = (mpmath.mpf(inputs[k]) for k in ("u", "v"))
+    truth = {"v": -u / v**2, "u": 1 / v}[row["culprit_partial"]]
+    assert abs(mpmath.mpf(row["culprit_truth"]) / truth - 1) < 1e-20

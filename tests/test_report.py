@@ -137,7 +137,7 @@ def test_pages_say_the_right_things(study):
         "Root causes (",
         "Framework bugs (",
         "What the frameworks do not offer",
-        "kernel:softplus:wrong:float32",
+        "kernel:softplus:wrong",
         "Outcome matrix",
         "Findings: unexpected",
         "Findings: expected",

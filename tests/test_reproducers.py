@@ -59,7 +59,7 @@ def test_each_finding_has_one_root_cause_and_the_kernel_of_softplus_is_one(study
     assert sorted(members) == sorted(
         f"{c}:{i}" for c, i in zip(open_findings.case, open_findings.id)
     )
-    softplus = roots[roots["id"] == "kernel:softplus:wrong:float32"]
+    softplus = roots[roots["id"] == "kernel:softplus:wrong"]
     assert len(softplus) == 1
     # One mechanism in the three frameworks: the rule s(1 - s) of sigmoid' from the output.
     assert softplus.iloc[0]["frameworks"] == "tensorflow, jax, torch"
@@ -95,7 +95,7 @@ def test_repro_check_and_the_bug_report(study, harness_cmd):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 disagree" in out.stdout
     report = subprocess.run(
-        [*harness_cmd, "bug-report", "kernel:softplus:wrong:float32", "--results", results],
+        [*harness_cmd, "bug-report", "kernel:softplus:wrong", "--results", results],
         capture_output=True,
         text=True,
         timeout=300,

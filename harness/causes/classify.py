@@ -8,17 +8,29 @@ The first rule that applies decides (each says what it rests on):
    :attr:`harness.backends.catalogue.BackendSpec.refusals`); any other exception is a
    crash of the method (``method``);
 2. ``formula`` of finite differences: only the finite differences fail (the stencil's
-   values overflow, underflow or cancel); autodiff is the fix;
+   values overflow, underflow or cancel); autodiff is the fix. The subject is the
+   stencil itself (:data:`FINITE_DIFFERENCES`), whatever the case: the same central
+   difference with the same step rule fails the same way on every function;
 3. ``mode``: the finding holds only in compiled modes (not eager), and the other modes
-   get most of its points right (a compiler's or a graph rewrite's effect);
+   get most of its points right (a compiler's or a graph rewrite's effect); where the
+   localisation, run in that compiled mode, finds one primitive failing alone there, the
+   subject is that primitive in that framework and mode (``div@tensorflow:xla``: the
+   same rewrite of one primitive, whichever implementation contains it), else the
+   implementation in that framework;
 4. ``rule``: a hand-written rule on its path is not the derivative, checked exactly at
    its worst point (:mod:`harness.causes.rules`);
 5. ``kernel``: a primitive judged on its own at the arguments it receives is wrong there
    while its value is right (or its value is wrong): the framework's rule for it;
 6. ``rule``: the implementation's own rule is right in exact arithmetic but its value is
    lost in floats (an unstable rule);
-7. ``method``: another exact method gets most of its points right;
-8. ``framework``: another back end gets most of its points right by the same methods;
+7. ``method``: another exact method gets most of its points right. The subject is the
+   implementation, whatever the framework: forward mode's chain rule over one expression
+   is the same computation in every framework, so forward mode failing where reverse
+   mode is right in TensorFlow and in JAX is one mechanism;
+8. ``framework``: another back end gets most of its points right by the same methods,
+   unless the localisation judged every primitive right at its own arguments and the
+   value is finite with bits lost (severity 2 or 1): then the framework's rules are
+   right there and only its rounding differs, which is the expression's (``formula``);
 9. ``formula``: every primitive is right at its own arguments; the expression overflows,
    underflows or cancels (the intermediate is named where one lies beyond the dtype).
 
@@ -42,6 +54,7 @@ from harness.numerics.floats import FORMATS
 
 __all__ = [
     "CASE_KINDS",
+    "FINITE_DIFFERENCES",
     "FRAMEWORK_KINDS",
     "KINDS",
     "SEVERITY_LABELS",
@@ -64,6 +77,9 @@ SEVERITY_LABELS = {
     1: "noise at the function's own scale",
     0: "not offered by the framework",
 }
+
+#: The subject of every finite-difference-only finding (one stencil, one step rule).
+FINITE_DIFFERENCES = "finite_difference"
 
 _CLASSES = {"nan": "nonfinite", "inf": "nonfinite", "zero": "wrong", "inaccurate": "wrong"}
 MAJORITY = 0.5
@@ -93,12 +109,15 @@ def decide(f, refusals: tuple[str, ...]) -> tuple[str, str]:
             return "unsupported", signature(texts[0])
         return "method", f"{owner}@{f['backend']}"
     if f["methods"] == "finite_difference":
-        return "formula", f"{f['case']}.finite_difference"
-    # One framework's compiler, one framework's method: the framework is the subject.
+        return "formula", FINITE_DIFFERENCES
+    # One framework's compiler, one framework's rules: the framework is in the subject.
     mine = f"{owner}@{f['backend']}"
     modes = _shares(f.get("modes_ok"))
     eager = "eager" in f["modes"].split(", ")
     if not eager and modes and sum(modes.values()) / len(modes) >= MAJORITY:
+        # Localised in the compiled mode: the primitive whose derivative it changes.
+        if f.get("culprit") and f.get("culprit_mode", "eager") != "eager":
+            return "mode", f"{f['culprit']}@{f['backend']}:{f['culprit_mode']}"
         return "mode", mine
     rules = json.loads(f.get("rules") or "[]")
     if any(not r["right"] for r in rules):
@@ -111,11 +130,25 @@ def decide(f, refusals: tuple[str, ...]) -> tuple[str, str]:
         return "rule", owner  # right in exact arithmetic, lost in floats: unstable
     methods = _shares(f.get("methods_ok"))
     if methods and max(methods.values()) >= MAJORITY:
-        return "method", mine
+        return "method", owner
     backends = _shares(f.get("backends_ok"))
-    if backends and max(backends.values()) >= MAJORITY:
+    if backends and max(backends.values()) >= MAJORITY and not _rounding(f):
         return "framework", mine
     return "formula", owner
+
+
+def _rounding(f) -> bool:
+    """Every primitive judged right at its own arguments (some of the finding's values
+    localised, no culprit, no wrong value) and a finite value with bits lost: what
+    differs is rounding, not a rule."""
+    localised = f.get("localised")
+    try:
+        described = float(localised) > 0
+    except (TypeError, ValueError):
+        described = False
+    if not described or f.get("culprit") or f.get("value_wrong"):
+        return False
+    return outcome_class(f["outcome"]) == "wrong" and severity(f) <= 2
 
 
 def signature(text: str) -> str:

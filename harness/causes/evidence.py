@@ -50,6 +50,7 @@ EVIDENCE_COLUMNS = [
     "culprit_got",
     "culprit_truth",
     "culprit_method",
+    "culprit_mode",  # the mode its primitive was judged in (eager, or a compiled mode)
     "culprit_share",  # of the localised failing values, the share naming the culprit
     "value_wrong",
     "intermediate",
@@ -231,6 +232,7 @@ def _localisation(f, rows: np.ndarray, col: dict, located: dict, point) -> dict:
             out[f"culprit_{k}"] = pick[f"culprit_{k}"]
         out["culprit"] = name
         out["culprit_method"] = pick["via"]
+        out["culprit_mode"] = pick.get("in_mode") or "eager"
         out["culprit_share"] = round(count / len(described), 4)
     walls = Counter(r["intermediate"] for r in described if r["intermediate"])
     if walls:

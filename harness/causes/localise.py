@@ -6,7 +6,10 @@ expression takes (:mod:`harness.causes.sites`), then judges each primitive on it
 exactly those arguments: its value and every derivative up to the failing order, by the
 failing method, against its own certified reference (a one-expression case,
 :func:`harness.cases.synthetic.expression_case`, through the back end's own evaluation
-and the study's judging). Whatever the failing points have in common is then evidence:
+and the study's judging). The primitives run in eager mode, except for a value that
+fails only in a compiled mode (eager is right at that point): its primitives run in that
+mode, so a compiler's rewrite of one primitive's derivative (XLA's) is found in it.
+Whatever the failing points have in common is then evidence:
 
 - a primitive whose value is right and whose derivative is not is the **culprit** (the
   framework's rule for it; innermost first, one failing like the composite first);
@@ -34,7 +37,7 @@ from harness.cases.synthetic import expression_case
 from harness.causes.sites import Site, effective, sites
 from harness.numerics.floats import FORMATS, is_subnormal
 
-__all__ = ["FAILING", "LOCALISED_COLUMNS", "localise"]
+__all__ = ["FAILING", "LOCALISED_COLUMNS", "RUNS", "SAMPLE", "localise", "sample_failures"]
 
 #: Outcomes a primitive can explain (an ``error`` or ``missing`` has no number to trace).
 FAILING = ("wrong", "nan", "inf", "zero", "inaccurate")
@@ -51,6 +54,7 @@ LOCALISED_COLUMNS = [
     "partial",
     "point",
     "via",  # the method the primitives were judged by (reverse where it fails alike)
+    "in_mode",  # the mode they ran in: eager, or the compiled mode a value fails in alone
     "localised",  # an expression describes the derivative (not a registered one)
     "through_rule",  # the derivative goes through a hand-written rule
     "culprit",  # the primitive's name ("softplus", "pow"); "" where every one is right
@@ -77,8 +81,10 @@ def _points(values: dict[str, np.ndarray], dtype: str) -> pd.DataFrame:
     return frame
 
 
-def _evaluate(engine, case, pts: pd.DataFrame, dtype, method, order, size) -> pd.DataFrame:
-    """The back end's evaluation of ``case`` at ``pts`` in eager mode, in batches of the
+def _evaluate(
+    engine, case, pts: pd.DataFrame, dtype, method, order, size, mode="eager"
+) -> pd.DataFrame:
+    """The back end's evaluation of ``case`` at ``pts`` in ``mode``, in batches of the
     case's own ``size`` (the last padded with copies): a framework that compiles its
     eager operations per shape (JAX) finds them compiled by the evaluation just done, and
     does not compile them again for every new count of arguments."""
@@ -91,7 +97,7 @@ def _evaluate(engine, case, pts: pd.DataFrame, dtype, method, order, size) -> pd
             chunk = pd.concat([chunk, chunk.iloc[[-1] * (size - n)]], ignore_index=True)
         chunk["point"] = np.arange(len(chunk), dtype=np.int64)
         table, _ = engine.evaluate_case(
-            case, {dtype: chunk}, [dtype], [method], ["eager"], None, {method: order}, None
+            case, {dtype: chunk}, [dtype], [method], [mode], None, {method: order}, None
         )
         table = table[table["point"] < n].copy()
         table["point"] = table["point"] + start
@@ -114,10 +120,10 @@ def _reference(case, pts: pd.DataFrame, dtype: str, settings) -> pd.DataFrame:
 
 
 def _judge_primitives(
-    engine, kernels, variables, arrays, order, dtype, method, settings, flags, size
+    engine, kernels, variables, arrays, order, dtype, method, settings, flags, size, mode
 ):
     """Every primitive of ``kernels`` ({name: expression}, one arity) at the argument
-    tuples it needs (``arrays``: {name: [tuple, ...]}) by ``method`` in eager mode: one
+    tuples it needs (``arrays``: {name: [tuple, ...]}) by ``method`` in ``mode``: one
     evaluation of them all over the union of the tuples, then each judged against its own
     reference. Returns ``{name: judged rows}`` with the tuple of each row in ``args``."""
     from harness.judge.compare import join_reference, judge_frame
@@ -127,7 +133,7 @@ def _judge_primitives(
     columns = {v: np.array([a[k] for a in union], np.float64) for k, v in enumerate(variables)}
     pts = _points(columns, dtype)
     case = expression_case("primitives", kernels, variables, order)
-    table = _evaluate(engine, case, pts, dtype, method, order, size)
+    table = _evaluate(engine, case, pts, dtype, method, order, size, mode)
     table = table[table["status"] != "not_applicable"].drop(columns=["seconds"], errors="ignore")
     out = {}
     for name, node in kernels.items():
@@ -190,14 +196,38 @@ def _routes(rows: pd.DataFrame) -> np.ndarray:
     )
 
 
+def _modes(rows: pd.DataFrame) -> np.ndarray:
+    """The mode each failing row's primitives run in: eager, unless the row fails in a
+    compiled mode only (no eager row fails at its implementation, dtype, partial, method
+    and point) with a non-finite, zero or wrong value, then that mode. Bits lost by one
+    mode alone are not worth compiling every primitive for (JAX's jit of a three-input
+    case's primitives costs seconds): eager mode judges them, as reverse mode judges
+    bits lost by one method alone."""
+    keys = ["implementation", "dtype", "partial", "method", "point"]
+    eager = rows[rows["mode"] == "eager"]
+    failing = set(map(tuple, eager[keys].itertuples(index=False)))
+    alone = np.array(
+        [k not in failing for k in map(tuple, rows[keys].itertuples(index=False))], dtype=bool
+    )
+    mode = rows["mode"].to_numpy(object)
+    lost = (rows["outcome"] == "inaccurate").to_numpy()
+    return np.where(alone & ~lost & (mode != "eager"), mode, "eager")
+
+
 #: Failing values localised per (implementation, dtype, partial, method): a failure is
 #: one mechanism along a stretch of inputs, and a grid has thousands of failing points.
 SAMPLE = 6
+#: Besides, the worst value of each stretch of neighbouring failing points with one
+#: outcome class, up to this many stretches spread over the axis: a short stretch (three
+#: points at order 3 near 0) is a finding of its own and needs its own localised values.
+RUNS = 10
 
 
-def _sample(rows: pd.DataFrame) -> pd.DataFrame:
+def sample_failures(rows: pd.DataFrame) -> pd.DataFrame:
     """At most :data:`SAMPLE` rows per (implementation, dtype, partial, method): the
-    worst (most bits of error) and others spread evenly over the rest, by point."""
+    worst (most bits of error) and others spread evenly over the rest, by point; and the
+    worst of each stretch of consecutive failing points of one outcome class (at most
+    :data:`RUNS` stretches, spread evenly over them)."""
     keep = []
     for _, group in rows.groupby(["implementation", "dtype", "partial", "method"], sort=False):
         if len(group) <= SAMPLE:
@@ -205,9 +235,17 @@ def _sample(rows: pd.DataFrame) -> pd.DataFrame:
             continue
         group = group.sort_values("point", kind="stable")
         bits = group["bits"].to_numpy(np.float64) if "bits" in group else np.zeros(len(group))
-        worst = int(np.argmax(np.where(np.isnan(bits), np.inf, bits)))
+        bits = np.where(np.isnan(bits), np.inf, bits)
+        worst = int(np.argmax(bits))
         spread = np.linspace(0, len(group) - 1, SAMPLE - 1).round().astype(int)
-        keep.append(group.iloc[sorted({worst, *spread.tolist()})])
+        points = group["point"].to_numpy(np.int64)
+        classes = group["outcome"].map(_CLASS).to_numpy(object)
+        breaks = (np.diff(points) != 1) | (classes[1:] != classes[:-1])
+        starts = np.flatnonzero(np.r_[True, breaks])
+        ends = np.r_[starts[1:], len(group)]
+        chosen = np.linspace(0, len(starts) - 1, min(len(starts), RUNS)).round().astype(int)
+        runs = [int(starts[i] + np.argmax(bits[starts[i] : ends[i]])) for i in set(chosen)]
+        keep.append(group.iloc[sorted({worst, *spread.tolist(), *runs})])
     return pd.concat(keep) if keep else rows
 
 
@@ -226,8 +264,10 @@ def localise(
 
     names = list(case.input_names)
     rows = failing[failing["outcome"].isin(FAILING) & failing["method"].isin(METHODS)]
+    rows = rows.assign(in_mode=_modes(rows))
+    rows = rows.sort_values("in_mode", key=lambda m: m != "eager", kind="stable")
     rows = rows.drop_duplicates(["implementation", "dtype", "partial", "method", "point"])
-    rows = _sample(rows.assign(via=_routes(rows)))
+    rows = sample_failures(rows.assign(via=_routes(rows)))
     impls = {i.name: i for i in case.implementations}
     out: list[dict] = []
     # 1. What each failing row differentiates.
@@ -264,12 +304,12 @@ def localise(
                 primitives[s.text] = s
                 affine = _affine(s)
                 method = "reverse" if affine else r.via
-                bucket = wanted.setdefault((dtype, method, len(a)), {})
+                bucket = wanted.setdefault((dtype, method, len(a), r.in_mode), {})
                 order = 0 if affine else len(eff.partial)
                 bucket[(s.text, a)] = max(bucket.get((s.text, a), 0), order)
     # 3. Every primitive judged on its own at the arguments it received.
     judged: dict[tuple, dict] = {}
-    for (dtype, method, _), needed in wanted.items():
+    for (dtype, method, _, mode), needed in wanted.items():
         texts = list(dict.fromkeys(t for t, _ in needed))
         kernels = {f"k{i}": primitives[t].primitive for i, t in enumerate(texts)}
         arrays = {f"k{i}": [a for u, a in needed if u == t] for i, t in enumerate(texts)}
@@ -286,11 +326,12 @@ def localise(
             settings,
             flags,
             (sizes or {}).get(dtype),
+            mode,
         )
         for name, judged_rows in got.items():
             text = texts[int(name[1:])]
             for g in judged_rows.itertuples(index=False):
-                judged.setdefault((text, dtype, g.args), {})[(method, g.partial)] = g
+                judged.setdefault((text, dtype, g.args, mode), {})[(method, g.partial)] = g
     # 4. What the failing points have in common.
     for r, eff, args in located:
         out.append(_verdict(r, eff, args, judged))
@@ -310,6 +351,7 @@ def _row(r, **kw) -> dict:
         culprit_got=math.nan,
         nonfinite_input=False,
         via=r.via,
+        in_mode=r.in_mode,
     )
     base.update(kw)
     return base
@@ -325,7 +367,7 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
         if not all(math.isfinite(v) for v in a):
             nonfinite = True
             continue
-        found = judged.get((site.text, r.dtype, a), {})
+        found = judged.get((site.text, r.dtype, a, r.in_mode), {})
         value = found.get(("reverse", "")) or found.get((r.via, ""))
         if value is not None and not intermediate:
             truth = float(value.reference_rounded)

@@ -2,7 +2,8 @@
 
 Per root cause and framework: a minimal standalone script (:mod:`harness.backends.snippet`)
 of the smallest thing that shows the mechanism (a ``kernel``'s primitive alone at the
-argument it received; otherwise the worst member finding's implementation at its worst
+argument it received; a ``mode`` localised to a primitive, that primitive alone in the
+compiled mode; otherwise the worst member finding's implementation at its worst
 point, by its method and mode), and the ``harness probe`` command of that finding. The
 reproduce stage runs each script in the framework's own process (the script's text,
 executed as it is written, its ``print`` captured) and records the value it prints, so
@@ -73,7 +74,7 @@ def probe_command(finding: dict, backend: str) -> str:
 def _target(root: dict, finding: dict, backend: str, cases: Path):
     """``(target, writer args, names, point, partial, method, mode, truth)``."""
     culprit = json.loads(root["culprit"] or "{}").get(backend)
-    if root["kind"] == "kernel" and culprit:
+    if root["kind"] in ("kernel", "mode") and culprit:
         names = list(culprit["inputs"])
         node = ex.parse(culprit["primitive"], set(VARIABLES))
         partial = tuple(culprit["partial"])
@@ -84,7 +85,7 @@ def _target(root: dict, finding: dict, backend: str, cases: Path):
             culprit["inputs"],
             partial,
             culprit["method"],
-            "eager",
+            culprit.get("mode", "eager"),
             culprit["truth"],
         )
     from harness.cases.load import load_case

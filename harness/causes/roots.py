@@ -1,14 +1,17 @@
 """Root causes: the findings of a study grouped by mechanism, each stated once.
 
 Every finding gets a kind and a subject (:func:`harness.causes.classify.decide`); the
-findings that share (kind, subject, outcome class, dtype) are one root cause, whose scope
-is the union of theirs: frameworks, cases, implementations, methods, modes, orders and
-input regions (each member's edges stay exact floats of the dtype). A finding belongs to
+findings that share (kind, subject, outcome class) are one root cause, whose scope is the
+union of theirs: frameworks, cases, implementations, methods, modes, dtypes, orders and
+input regions (each member's edges stay exact floats of its own dtype, and the regions
+are kept per case, dtype and input). The dtype is scope, not key: a mechanism that makes
+softplus's second derivative 0 makes it 0 in float32 and in float64, at other inputs (the
+edges of each dtype say where). A finding belongs to
 exactly one root cause (its ``root_cause`` column); ``unsupported`` findings leave for the
 table of combinations a framework does not offer (:func:`unsupported_table`), keyed by
 (framework, the exception's text) with the dtypes merged.
 
-The id is the key itself (``kernel:softplus:zero:float32``): readable, and the same from
+The id is the key itself (``kernel:softplus:wrong``): readable, and the same from
 one study to the next, so ``harness bug-report ID`` and a diff between versions keep it.
 """
 
@@ -54,7 +57,7 @@ ROOT_CAUSE_COLUMNS = [
     "modes",
     "dtypes",
     "orders",
-    "regions",  # JSON [{case, input, lo, hi, lo_exact, hi_exact}] or grid ranges
+    "regions",  # JSON [{case, dtype, input, lo, hi, lo_exact, hi_exact}] or grid ranges
     "findings",  # JSON ["case:f1", ...]
     "members",  # how many findings it absorbs
     "worst",  # JSON: the worst member's case, framework, implementation, point, got, truth
@@ -101,7 +104,7 @@ def classify_findings(
 def _key(kind: str, subject: str, f: dict) -> str:
     if kind == "unsupported":
         return f"unsupported:{f['backend']}:{subject}"
-    return f"{kind}:{subject}:{outcome_class(f['outcome'])}:{f['dtype']}"
+    return f"{kind}:{subject}:{outcome_class(f['outcome'])}"
 
 
 def _union(values, order=None) -> str:
@@ -173,8 +176,10 @@ def _root(key: str, group: pd.DataFrame, titles) -> dict:
                 "got": float(r.culprit_got),
                 "truth": str(r.culprit_truth),
                 "method": r.culprit_method,
+                "mode": getattr(r, "culprit_mode", "") or "eager",
                 "case": r.case,
                 "implementation": r.implementation,
+                "dtype": r.dtype,
             }
     fixes = sorted({x for text in group["fixes"] for x in json.loads(text or "[]")})
     row = {
@@ -207,6 +212,7 @@ def _root(key: str, group: pd.DataFrame, titles) -> dict:
                 "method": w["worst_method"],
                 "mode": w["worst_mode"],
                 "finding": f"{w['case']}:{w['id']}",
+                "dtype": w["dtype"],
             }
         ),
         "culprit": json.dumps(culprit),
@@ -224,16 +230,21 @@ def _common(values) -> str:
 
 
 def _regions(group: pd.DataFrame) -> list[dict]:
-    """The members' input regions, merged per (case, input) where they overlap."""
+    """The members' input regions, merged per (case, dtype, input) where they overlap."""
     out: list[dict] = []
-    for (case, axis), g in group.groupby(["case", "input"], sort=True):
+    keys = ["case", "dtype", "input"]
+    order = {d: i for i, d in enumerate(_DTYPES)}
+    groups = sorted(
+        group.groupby(keys, sort=False), key=lambda kv: (kv[0][0], order.get(kv[0][1], 9), kv[0][2])
+    )
+    for (case, dtype, axis), g in groups:
         if not axis:
             ranges: dict[str, list[float]] = {}
             for text in g["ranges"]:
                 for n, (a, b) in json.loads(text or "{}").items():
                     lo, hi = ranges.get(n, [a, b])
                     ranges[n] = [min(lo, a), max(hi, b)]
-            out.append({"case": case, "input": "", "ranges": ranges})
+            out.append({"case": case, "dtype": dtype, "input": "", "ranges": ranges})
             continue
         spans = sorted(
             (float(r.lo), float(r.hi), bool(r.lo_exact), bool(r.hi_exact))
@@ -248,7 +259,15 @@ def _regions(group: pd.DataFrame) -> list[dict]:
                 merged.append([lo, hi, lx, hx])
         for lo, hi, lx, hx in merged:
             out.append(
-                {"case": case, "input": axis, "lo": lo, "hi": hi, "lo_exact": lx, "hi_exact": hx}
+                {
+                    "case": case,
+                    "dtype": dtype,
+                    "input": axis,
+                    "lo": lo,
+                    "hi": hi,
+                    "lo_exact": lx,
+                    "hi_exact": hx,
+                }
             )
     return out
 

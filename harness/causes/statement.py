@@ -8,6 +8,7 @@ import json
 
 import pandas as pd
 
+from harness.causes.classify import FINITE_DIFFERENCES
 from harness.judge.findings_text import format_value
 
 __all__ = ["METHOD_WORDS", "MODE_WORDS", "regions_text", "root_text"]
@@ -47,8 +48,15 @@ def _orders(text: str) -> str:
 
 def regions_text(regions: list[dict], dtype: str) -> str:
     """``softplus: x ≥ 88.72284; ratio: |t| in [1e-19, 2e-19]``: per case, the merged
-    intervals (a pair mirrored about 0 as one ``|x|`` statement)."""
+    intervals (a pair mirrored about 0 as one ``|x|`` statement), each in its own dtype
+    (``dtype`` for a region that names none); where the regions span several dtypes, each
+    case's are told per dtype (``softplus (float32): ...; softplus (float64): ...``)."""
+    several = len({r.get("dtype", dtype) for r in regions}) > 1
     parts: dict[str, list[str]] = {}
+
+    def label(r: dict) -> str:
+        return f"{r['case']} ({r.get('dtype', dtype)})" if several else r["case"]
+
     spans = [r for r in regions if r.get("input")]
     used: set[int] = set()
     for i, r in enumerate(spans):
@@ -60,7 +68,7 @@ def regions_text(regions: list[dict], dtype: str) -> str:
                 for j, s in enumerate(spans)
                 if j not in used
                 and j != i
-                and s["case"] == r["case"]
+                and label(s) == label(r)
                 and s["input"] == r["input"]
                 and s["lo"] == -r["hi"]
                 and s["hi"] == -r["lo"]
@@ -76,16 +84,18 @@ def regions_text(regions: list[dict], dtype: str) -> str:
             name, lo, hi = f"|{name}|", -hi, -lo
         else:
             used.add(i)
-        a, b = format_value(lo, dtype), format_value(hi, dtype)
+        own = r.get("dtype", dtype)
+        a, b = format_value(lo, own), format_value(hi, own)
         text = f"{name} = {a}" if lo == hi else f"{name} in [{a}, {b}]"
-        parts.setdefault(r["case"], []).append(text)
+        parts.setdefault(label(r), []).append(text)
     for r in regions:
         if not r.get("input"):
+            own = r.get("dtype", dtype)
             span = ", ".join(
-                f"{n} in [{format_value(a, dtype)}, {format_value(b, dtype)}]"
+                f"{n} in [{format_value(a, own)}, {format_value(b, own)}]"
                 for n, (a, b) in r.get("ranges", {}).items()
             )
-            parts.setdefault(r["case"], []).append(span or "grid points")
+            parts.setdefault(label(r), []).append(span or "grid points")
     return "; ".join(f"{case}: " + ", ".join(texts) for case, texts in parts.items())
 
 
@@ -103,7 +113,7 @@ def _scope(row: dict) -> str:
 
 def _worst(row: dict, titles) -> str:
     w = json.loads(row["worst"])
-    dtype = row["dtypes"].split(", ")[0]
+    dtype = w.get("dtype") or row["dtypes"].split(", ")[0]
     at = ", ".join(f"{k} = {format_value(v, dtype)}" for k, v in w["inputs"].items())
     return (
         f"worst: {w['case']}.{w['implementation']} {w['derivative']} at {at}: got "
@@ -124,31 +134,48 @@ def _short(decimal: str, dtype: str = "float32") -> str:
         return str(decimal)
 
 
+def _alone(culprit: dict, row: dict, titles) -> str:
+    """Each framework's culprit judged on its own: its method, its partial at the input
+    it receives, what it gives and the truth."""
+    first = row["dtypes"].split(", ")[0]
+    parts = []
+    for b, c in culprit.items():
+        dtype = c.get("dtype", first)
+        at = ", ".join(f"{k} = {format_value(v, dtype)}" for k, v in c["inputs"].items())
+        own = f" ({dtype})" if "," in row["dtypes"] else ""
+        parts.append(
+            f"{titles(b)} {c['method'].replace('_', '-')}: {c['primitive']} "
+            f"d/d{c['partial'] or 'f'} at {at}: got {format_value(c['got'], dtype)}, truth "
+            f"{_short(c['truth'], dtype)}{own}"
+        )
+    return "; ".join(parts)
+
+
 def root_text(row: dict, group: pd.DataFrame, titles) -> str:
     """The root cause as one statement (see the module's docstring)."""
     frameworks = ", ".join(titles(b) for b in row["frameworks"].split(", "))
-    dtype = row["dtypes"]
+    first = row["dtypes"].split(", ")[0]
+    dtype = " and ".join(row["dtypes"].rsplit(", ", 1))
     what = OUTCOME_WORDS.get(row["outcome"], row["outcome"])
     scope = _scope(row)
     scope = f" ({scope})" if scope else ""
-    where = regions_text(json.loads(row["regions"]), dtype.split(", ")[0])
+    where = regions_text(json.loads(row["regions"]), first)
     orders = _orders(row["orders"])
     kind, subject = row["kind"], row["primitive"]
+    culprit = json.loads(row["culprit"] or "{}")
     if kind == "kernel":
-        culprit = json.loads(row["culprit"])
-        alone = "; ".join(
-            f"{titles(b)} {c['method'].replace('_', '-')}: {c['primitive']} "
-            f"d/d{c['partial'] or 'f'} at "
-            + ", ".join(
-                f"{k} = {format_value(v, dtype.split(', ')[0])}" for k, v in c["inputs"].items()
-            )
-            + f": got {format_value(c['got'], dtype.split(', ')[0])}, truth "
-            + _short(c["truth"], dtype.split(", ")[0])
-            for b, c in culprit.items()
-        )
         head = (
             f"{frameworks}: the derivative rule of {subject} gives values {what} in {dtype}"
-            f"{scope}, where its value is right. Judged alone at the input it receives: {alone}"
+            f"{scope}, where its value is right. Judged alone at the input it receives: "
+            + _alone(culprit, row, titles)
+        )
+    elif kind == "mode" and culprit:
+        name, mode = subject.split("@", 1)[0], subject.rsplit(":", 1)[-1]
+        head = (
+            f"{frameworks}: under {MODE_WORDS.get(mode, mode)}, the derivative of {name} is "
+            f"{what} at {orders} in {dtype}{scope}, where eager mode is right (a compiler's "
+            f"rewrite of {name}'s rule, whichever implementation contains it). Judged alone "
+            "under that mode at the input it receives: " + _alone(culprit, row, titles)
         )
     elif kind == "mode":
         head = (
@@ -183,10 +210,11 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
                 "its rule is the derivative in exact arithmetic, but its formula loses it in floats"
             )
         head = f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}: {why}"
-    elif subject.endswith(".finite_difference"):
+    elif subject == FINITE_DIFFERENCES:
         head = (
-            f"{frameworks}: finite differences of {subject.rsplit('.', 1)[0]} are {what} at "
-            f"{orders} in {dtype}{scope}; autodiff gets these points right or fails apart"
+            f"{frameworks}: the finite differences' stencil (a central difference of the "
+            f"case's own values) is {what} at {orders} in {dtype} in {row['cases']}; autodiff "
+            "gets these points right or fails apart"
         )
     else:
         wall = row["intermediate"]
