@@ -333,6 +333,11 @@ def test_a_short_stretch_of_failures_gets_a_localised_value_of_its_own():
             "bits": [24.0] * 60 + [6.0, 7.0] + [24.0] * 140,
         }
     )
-    picked = sample_failures(rows)
-    assert 1001 in set(picked["point"])  # the worst of the short stretch
-    assert len(picked) <= SAMPLE + RUNS and picked["point"].is_unique
+    # Two groups (another partial), each sampled on its own.
+    both = pd.concat([rows, rows.assign(partial="xxxx")], ignore_index=True)
+    picked = sample_failures(both)
+    for _, mine in picked.groupby("partial"):
+        assert 1001 in set(mine["point"])  # the worst of the short stretch
+        assert len(mine) <= SAMPLE + RUNS and mine["point"].is_unique
+    # Without stretches (a grid's consecutive points are its rows): the spread alone.
+    assert sorted(sample_failures(rows, 0)["point"]) == [0, 50, 2038, 2089, 2139]

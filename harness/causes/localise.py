@@ -223,11 +223,12 @@ SAMPLE = 6
 RUNS = 10
 
 
-def sample_failures(rows: pd.DataFrame) -> pd.DataFrame:
+def sample_failures(rows: pd.DataFrame, runs: int = RUNS) -> pd.DataFrame:
     """At most :data:`SAMPLE` rows per (implementation, dtype, partial, method): the
     worst (most bits of error) and others spread evenly over the rest, by point; and the
     worst of each stretch of consecutive failing points of one outcome class (at most
-    :data:`RUNS` stretches, spread evenly over them)."""
+    ``runs`` stretches, spread evenly over them; 0 for a grid of several inputs, whose
+    consecutive points are a grid's rows, not a stretch of one axis)."""
     keep = []
     for _, group in rows.groupby(["implementation", "dtype", "partial", "method"], sort=False):
         if len(group) <= SAMPLE:
@@ -243,9 +244,9 @@ def sample_failures(rows: pd.DataFrame) -> pd.DataFrame:
         breaks = (np.diff(points) != 1) | (classes[1:] != classes[:-1])
         starts = np.flatnonzero(np.r_[True, breaks])
         ends = np.r_[starts[1:], len(group)]
-        chosen = np.linspace(0, len(starts) - 1, min(len(starts), RUNS)).round().astype(int)
-        runs = [int(starts[i] + np.argmax(bits[starts[i] : ends[i]])) for i in set(chosen)]
-        keep.append(group.iloc[sorted({worst, *spread.tolist(), *runs})])
+        chosen = np.linspace(0, len(starts) - 1, min(len(starts), runs)).round().astype(int)
+        worst_of = [int(starts[i] + np.argmax(bits[starts[i] : ends[i]])) for i in set(chosen)]
+        keep.append(group.iloc[sorted({worst, *spread.tolist(), *worst_of})])
     return pd.concat(keep) if keep else rows
 
 
@@ -267,7 +268,10 @@ def localise(
     rows = rows.assign(in_mode=_modes(rows))
     rows = rows.sort_values("in_mode", key=lambda m: m != "eager", kind="stable")
     rows = rows.drop_duplicates(["implementation", "dtype", "partial", "method", "point"])
-    rows = sample_failures(rows.assign(via=_routes(rows)))
+    # One axis (one input, or inputs tied to it): each point has its own first input.
+    at = rows.drop_duplicates("point")
+    one_axis = not names or at[names[0]].nunique() == len(at)
+    rows = sample_failures(rows.assign(via=_routes(rows)), RUNS if one_axis else 0)
     impls = {i.name: i for i in case.implementations}
     out: list[dict] = []
     # 1. What each failing row differentiates.
