@@ -146,3 +146,41 @@ def test_probe_computes_in_any_backend(harness_cmd, backend):
     assert out.returncode == 0, out.stderr
     # softplus''(20) in float32: s(1 - s) with s = sigmoid(20) rounded to 1.
     assert "got      0.0" in out.stdout and "outcome  zero" in out.stdout
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+@pytest.mark.parametrize(
+    ("x", "partial", "published"), [(1.0, "x", 0.7310586), (1.0, "xx", -1.7182817)]
+)
+def test_a_nested_rule_has_a_script_in_jax_and_pytorch_with_the_seeds_values(
+    backend, x, partial, published
+):
+    # Seed 004 prints, for its nested rule (first order 1 - 1/(1 + e^x), second order
+    # ddy * (1 - e^x)) at x = 1 in float32: 0.7310586 and -1.7182817 (= 1 - e).
+    import importlib
+
+    from harness.backends.snippet import script
+    from harness.cases.load import load_case
+
+    case = load_case(CASES / "nested_softplus.yaml")
+    module = importlib.import_module(f"harness.backends.{backend}.snippet")
+    written = module.write(case, "seed004_rule", ["x"])
+    assert written is not None
+    text = script(
+        module.STYLE,
+        written[0],
+        ["x"],
+        {"x": x},
+        tuple(partial),
+        "reverse",
+        "eager",
+        "float32",
+        "seed 004",
+        "0",
+    )
+    out = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-500:]
+    got = float(next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[1])
+    assert f"{got:.8g}" == f"{published:.8g}"
+    # TensorFlow's decorated gradient function (issue #34503) has no place in either.
+    assert module.write(case, "decorated_grad_fn", ["x"]) is None

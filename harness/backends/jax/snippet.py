@@ -94,26 +94,41 @@ STYLE = Style(
 
 
 def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions) -> str | None:
-    """A ``jax.custom_vjp`` function ``name`` with the rules (``None``: a nested rule)."""
-    if any(isinstance(r, NestedRule) for r in gradient.values()):
-        return None
+    """A ``jax.custom_vjp`` function ``name`` with the rules; a nested rule is a
+    ``jax.custom_vjp`` function of its own (``{name}_d{input}``, with its rules), called
+    with the inputs and times ``dy``, as the back end builds it (``None``: TensorFlow's
+    decorated gradient function, which JAX has no place for)."""
     args = ", ".join(params)
     env = {p: p for p in params}
-    rules = ", ".join(
-        f"jnp.broadcast_to({expression_text(gradient[p], {**env, 'dy': 'dy'}, TABLE, functions)}, jnp.shape({p})).astype(DTYPE)"
-        for p in params
-    )
-    return (
-        f"@jax.custom_vjp\ndef {name}({args}):\n    return {expression_text(body, env, TABLE, functions)}\n\n\n"
-        f"def {name}_fwd({args}):\n    return {name}({args}), ({args},)\n\n\n"
-        f"def {name}_bwd(saved, dy):\n    {args}, = saved\n    return ({rules},)\n\n\n"
-        f"{name}.defvjp({name}_fwd, {name}_bwd)"
+    blocks, rules = [], []
+    for p in params:
+        rule = gradient[p]
+        if isinstance(rule, NestedRule):
+            if rule.pattern == "decorated_grad_fn":
+                return None
+            inner = _custom(f"{name}_d{p}", rule.expression, rule.gradient, params, functions)
+            if inner is None:
+                return None
+            blocks.append(inner)
+            value = f"dy * {name}_d{p}({args})"
+        else:
+            value = expression_text(rule, {**env, "dy": "dy"}, TABLE, functions)
+        rules.append(f"jnp.broadcast_to({value}, jnp.shape({p})).astype(DTYPE)")
+    return "\n\n\n".join(
+        [
+            *blocks,
+            f"@jax.custom_vjp\ndef {name}({args}):\n    return {expression_text(body, env, TABLE, functions)}\n\n\n"
+            f"def {name}_fwd({args}):\n    return {name}({args}), ({args},)\n\n\n"
+            f"def {name}_bwd(saved, dy):\n    {args}, = saved\n    return ({', '.join(rules)},)\n\n\n"
+            f"{name}.defvjp({name}_fwd, {name}_bwd)",
+        ]
     )
 
 
 def write(case: Case | None, implementation: str | None, names: Sequence[str], expression=None):
     """``(blocks, "f")``: ``f`` of ``names`` is the implementation (or ``expression``);
-    ``None`` where a reproducer cannot be written (a nested rule, a registered one)."""
+    ``None`` where a reproducer cannot be written (TensorFlow's decorated gradient
+    function, a registered implementation)."""
     return write_functions(
         case, implementation, names, expression, TABLE, _custom, every_input=True
     )

@@ -100,29 +100,42 @@ STYLE = Style(
 
 
 def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions) -> str | None:
-    """``name``: ``apply`` of a ``torch.autograd.Function`` with the rules (``None``: a
-    nested rule)."""
-    if any(isinstance(r, NestedRule) for r in gradient.values()):
-        return None
+    """``name``: ``apply`` of a ``torch.autograd.Function`` with the rules; a nested rule
+    is a function of its own (``{name}_d{input}``, an ``autograd.Function`` with its
+    rules), called with the inputs and times ``dy``, as the back end builds it (``None``:
+    TensorFlow's decorated gradient function, which PyTorch has no place for)."""
     args = ", ".join(params)
     env = {p: p for p in params}
-    rules = ", ".join(
-        "None"
-        if p not in gradient
-        else expression_text(gradient[p], {**env, "dy": "dy"}, TABLE, functions)
-        for p in params
-    )
+    blocks, rules = [], []
+    for p in params:
+        rule = gradient.get(p)
+        if rule is None:
+            rules.append("None")
+        elif isinstance(rule, NestedRule):
+            if rule.pattern == "decorated_grad_fn":
+                return None
+            inner = _custom(f"{name}_d{p}", rule.expression, rule.gradient, params, functions)
+            if inner is None:
+                return None
+            blocks.append(inner)
+            rules.append(f"dy * {name}_d{p}({args})")
+        else:
+            rules.append(expression_text(rule, {**env, "dy": "dy"}, TABLE, functions))
     cls = f"{name.capitalize()}Rule"
-    return (
-        f"class {cls}(torch.autograd.Function):\n"
-        f"    @staticmethod\n    def forward({args}):\n        return {expression_text(body, env, TABLE, functions)}\n\n"
-        f"    @staticmethod\n    def setup_context(ctx, inputs, output):\n        ctx.save_for_backward(*inputs)\n\n"
-        f"    @staticmethod\n    def backward(ctx, dy):\n        {args}, = ctx.saved_tensors\n        return {rules}\n\n\n"
-        f"def {name}({args}):\n    return {cls}.apply({args})"
+    return "\n\n\n".join(
+        [
+            *blocks,
+            f"class {cls}(torch.autograd.Function):\n"
+            f"    @staticmethod\n    def forward({args}):\n        return {expression_text(body, env, TABLE, functions)}\n\n"
+            f"    @staticmethod\n    def setup_context(ctx, inputs, output):\n        ctx.save_for_backward(*inputs)\n\n"
+            f"    @staticmethod\n    def backward(ctx, dy):\n        {args}, = ctx.saved_tensors\n        return {', '.join(rules)}\n\n\n"
+            f"def {name}({args}):\n    return {cls}.apply({args})",
+        ]
     )
 
 
 def write(case: Case | None, implementation: str | None, names: Sequence[str], expression=None):
     """``(blocks, "f")``: ``f`` of ``names`` is the implementation (or ``expression``);
-    ``None`` where a reproducer cannot be written (a nested rule, a registered one)."""
+    ``None`` where a reproducer cannot be written (TensorFlow's decorated gradient
+    function, a registered implementation)."""
     return write_functions(case, implementation, names, expression, TABLE, _custom)
