@@ -184,3 +184,40 @@ def test_a_nested_rule_has_a_script_in_jax_and_pytorch_with_the_seeds_values(
     assert f"{got:.8g}" == f"{published:.8g}"
     # TensorFlow's decorated gradient function (issue #34503) has no place in either.
     assert module.write(case, "decorated_grad_fn", ["x"]) is None
+
+
+def _script_value(backend, case_name, implementation, point, partial, dtype):
+    import importlib
+
+    from harness.backends.snippet import script
+    from harness.cases.load import load_case
+
+    case = load_case(CASES / f"{case_name}.yaml")
+    module = importlib.import_module(f"harness.backends.{backend}.snippet")
+    names = list(case.input_names)
+    written = module.write(case, implementation, names)
+    if written is None:
+        return None
+    text = script(
+        module.STYLE, written[0], names, point, partial, "reverse", "eager", dtype, "t", "0"
+    )
+    out = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-500:]
+    return float(
+        next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[1]
+    )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_registered_implementation_has_a_script_where_it_has_a_port(backend):
+    import mpmath
+
+    # Seed 000's newDiv, TensorFlow only: d/db of -a/b by its rule (a/b)/b, 0.5 at a = b = 2.
+    newdiv = _script_value(backend, "ratio", "seed_newdiv", {"a": 2.0, "b": 2.0}, ("b",), "float32")
+    assert newdiv == (0.5 if backend == "tensorflow" else None)
+    # The RK4 logistic solution (ported to all three): d/dt at t = 5, r = 1, y0 = 0.001 is
+    # y (1 - y) of the exact solution y = 1 / (1 + 999 e^-5) to RK4's accuracy.
+    point = {"t": 5.0, "r": 1.0, "y0": 0.001}
+    got = _script_value(backend, "logistic_rk4", "rk4", point, ("t",), "float64")
+    y = 1 / (1 + 999 * mpmath.exp(-5))
+    assert abs(got / float(y * (1 - y)) - 1) < 1e-6

@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 
 from harness.cases import expressions as ex
 
-__all__ = ["Style", "Table", "expression_text", "function_block", "script", "write_functions"]
+__all__ = [
+    "Style",
+    "Table",
+    "expression_text",
+    "function_block",
+    "registered_blocks",
+    "script",
+    "write_functions",
+]
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,26 @@ def function_block(name: str, names: Sequence[str], body: str) -> str:
     return f"def {name}({', '.join(names)}):\n    return {body}"
 
 
+def registered_blocks(name: str, backend: str, alias: str, names: Sequence[str]):
+    """``(blocks, "f")``: registered implementation ``name``'s factory for ``backend`` as
+    the harness ships it (:func:`harness.registered.catalogue.source`), called with the
+    framework module (``alias`` in the script) and ``DTYPE``; ``f`` of ``names`` calls
+    it. ``None`` where it has no port to ``backend``."""
+    from harness.registered import catalogue
+
+    found = catalogue.source(name, backend)
+    if found is None:
+        return None
+    code, factory = found
+    keywords = ", ".join(f"{n}={n}" for n in names)
+    return [
+        f"# The registered implementation {name!r} ({backend}), as the harness ships it.\n"
+        + code
+        + f"\n\n\n_registered = {factory}({alias}, DTYPE)",
+        f"def f({', '.join(names)}):\n    return _registered({keywords})",
+    ], "f"
+
+
 def write_functions(
     case,
     implementation: str | None,
@@ -151,17 +179,22 @@ def write_functions(
     table: Table,
     custom: Callable[..., str | None],
     every_input: bool = False,
+    port: tuple[str, str] | None = None,
 ):
     """``(blocks, "f")``: ``f`` of ``names`` is ``expression`` alone, or the case's
     implementation with the case's own functions before it, a custom gradient written by
     the framework's ``custom(name, body, gradient, params, functions)``; ``None`` where
-    no script can be written (a registered implementation, a rule ``custom`` has no place
-    for, or, with ``every_input``, a rule that leaves an input without a cotangent)."""
+    no script can be written (a registered implementation without a port to ``port``'s
+    back end, a rule ``custom`` has no place for, or, with ``every_input``, a rule that
+    leaves an input without a cotangent). ``port``: (back end, the name its framework
+    module has in the script) for a registered implementation's port."""
     if expression is not None:
         return [
             function_block("f", names, expression_text(expression, {n: n for n in names}, table))
         ], "f"
     impl = case.implementation(implementation)
+    if impl.registered and port is not None:
+        return registered_blocks(impl.registered, *port, names)
     if impl.registered or impl.expression is None:
         return None
     blocks: list[str] = []

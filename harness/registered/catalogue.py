@@ -69,12 +69,15 @@ def get_reference(name: str) -> Registered:
     return REFERENCES[name]
 
 
-def source(name: str) -> tuple[str, str]:
-    """The source of registered implementation ``name`` as standalone code: its factory
-    and every module-level function and constant of its module that the factory uses,
-    directly or through another, in the module's order, decorators dropped; and the
-    factory's name. Imports inside those functions (SciPy, NumPy) stay as written."""
-    factory = get(name).factory
+def source(name: str, backend: str = "tensorflow") -> tuple[str, str] | None:
+    """The source of registered implementation ``name`` (its port to ``backend``) as
+    standalone code: its factory and every module-level function and constant of its
+    module that the factory uses, directly or through another, in the module's order,
+    decorators dropped; and the factory's name (``None``: no port to ``backend``).
+    Imports inside those functions (SciPy, NumPy) stay as written."""
+    factory = get_port(name, backend)
+    if factory is None:
+        return None
     module = sys.modules[factory.__module__]
     text = inspect.getsource(module)
     tree = ast.parse(text)

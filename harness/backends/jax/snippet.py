@@ -128,7 +128,14 @@ def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions
 def write(case: Case | None, implementation: str | None, names: Sequence[str], expression=None):
     """``(blocks, "f")``: ``f`` of ``names`` is the implementation (or ``expression``);
     ``None`` where a reproducer cannot be written (TensorFlow's decorated gradient
-    function, a registered implementation)."""
+    function, a registered implementation without a JAX port)."""
     return write_functions(
-        case, implementation, names, expression, TABLE, _custom, every_input=True
+        case,
+        implementation,
+        names,
+        expression,
+        TABLE,
+        _custom,
+        every_input=True,
+        port=("jax", "jax"),
     )

@@ -49,13 +49,13 @@ STYLE = Style(
 
 def write(case: Case | None, implementation: str | None, names: Sequence[str], expression=None):
     """``(blocks, "f")``: ``f`` of ``names`` is the implementation (or ``expression``),
-    as the harness builds it; ``None`` for a registered implementation."""
+    as the harness builds it (a registered implementation as its factory's source)."""
     if expression is not None:
         return [
             function_block("f", names, expression_source(expression, {n: n for n in names}, {}))
         ], "f"
     impl = case.implementation(implementation)
-    if impl.registered or impl.expression is None:
+    if impl.expression is None and not impl.registered:
         return None
     w = SourceWriter()
     w.implementation(case, implementation, "f_")

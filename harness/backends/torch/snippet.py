@@ -137,5 +137,7 @@ def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions
 def write(case: Case | None, implementation: str | None, names: Sequence[str], expression=None):
     """``(blocks, "f")``: ``f`` of ``names`` is the implementation (or ``expression``);
     ``None`` where a reproducer cannot be written (TensorFlow's decorated gradient
-    function, a registered implementation)."""
-    return write_functions(case, implementation, names, expression, TABLE, _custom)
+    function, a registered implementation without a PyTorch port)."""
+    return write_functions(
+        case, implementation, names, expression, TABLE, _custom, port=("torch", "torch")
+    )
