@@ -187,9 +187,9 @@ def reproducers(
         written = None if experiment or not finding["worst_inputs"] else module.write(*args)
         if written is None or mode not in SPECS[backend].modes:
             base["note"] = (
-                "no standalone script: an experiment, a registered implementation or "
-                "TensorFlow's decorated gradient function outside TensorFlow (the case "
-                "page and the probe reproduce it)"
+                "no standalone script: an experiment, a registered implementation "
+                "without a port to this framework or TensorFlow's decorated gradient "
+                "function outside TensorFlow (the case page and the probe reproduce it)"
             )
             rows.append(base)
             continue
