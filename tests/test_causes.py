@@ -241,6 +241,24 @@ def test_every_finding_belongs_to_exactly_one_root_cause_or_the_unsupported_tabl
     assert unsupported.iloc[0]["exception"] == "TypeError: can't apply"
 
 
+def test_a_compiled_mode_localised_to_a_primitive_is_one_root_cause_across_implementations():
+    def div(implementation: str, mode: str, **kw) -> dict:
+        found = _kernel(implementation=implementation, culprit_mode=mode, modes="xla", **kw)
+        return {**found, "culprit": "div", "modes_ok": json.dumps({"eager": 1.0})}
+
+    found = _classified(
+        div("autodiff", "xla"),
+        div("stable_division", "xla", id="f2"),
+        # Named only in eager (the compiled mode was not localised): the implementation's.
+        div("seed_newdiv", "eager", id="f3"),
+    )
+    assert list(found["subject"]) == ["div@tensorflow:xla"] * 2 + ["c.seed_newdiv@tensorflow"]
+    roots = root_causes(found)
+    named = roots[roots["id"] == "mode:div@tensorflow:xla:wrong"].iloc[0]
+    assert named["implementations"] == "c.autodiff, c.stable_division"
+    assert "under XLA (jit_compile=True), the derivative of div" in named["text"]
+
+
 def test_one_method_failing_in_two_frameworks_is_one_root_cause():
     forward = {"methods": "forward", "methods_ok": json.dumps({"reverse": 1.0})}
     found = _classified(_finding(**forward), _finding(id="f2", backend="jax", **forward))
