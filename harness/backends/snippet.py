@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.cases import expressions as ex
+from harness.cases.model import NestedRule
 
 __all__ = [
     "Style",
@@ -22,6 +23,7 @@ __all__ = [
     "expression_text",
     "function_block",
     "registered_blocks",
+    "rule_texts",
     "script",
     "write_functions",
 ]
@@ -149,6 +151,35 @@ def script(
 def function_block(name: str, names: Sequence[str], body: str) -> str:
     """``def name(names): return body``."""
     return f"def {name}({', '.join(names)}):\n    return {body}"
+
+
+def rule_texts(
+    name: str, gradient, params: Sequence[str], functions, table: Table, custom: Callable
+) -> tuple[list[str], dict[str, str | None]] | None:
+    """The text of each input's rule in ``gradient`` (``None``: the input has none), and
+    the blocks it needs first: a nested rule is a custom function of its own,
+    ``custom(f"{name}_d{input}", ...)`` with its rules, called with the inputs and times
+    ``dy``, as the back ends build it. ``None`` where a framework other than TensorFlow
+    has no place for a rule (TensorFlow's decorated gradient function, issue #34503)."""
+    args = ", ".join(params)
+    env = {p: p for p in params}
+    blocks: list[str] = []
+    texts: dict[str, str | None] = {}
+    for p in params:
+        rule = gradient.get(p)
+        if rule is None:
+            texts[p] = None
+        elif isinstance(rule, NestedRule):
+            if rule.pattern == "decorated_grad_fn":
+                return None
+            inner = custom(f"{name}_d{p}", rule.expression, rule.gradient, params, functions)
+            if inner is None:
+                return None
+            blocks.append(inner)
+            texts[p] = f"dy * {name}_d{p}({args})"
+        else:
+            texts[p] = expression_text(rule, {**env, "dy": "dy"}, table, functions)
+    return blocks, texts
 
 
 def registered_blocks(name: str, backend: str, alias: str, names: Sequence[str]):

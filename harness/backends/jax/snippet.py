@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.backends.snippet import Style, Table, expression_text, write_functions
+from harness.backends.snippet import (
+    Style,
+    Table,
+    expression_text,
+    rule_texts,
+    write_functions,
+)
 from harness.cases import expressions as ex
-from harness.cases.model import Case, NestedRule
+from harness.cases.model import Case
 
 __all__ = ["STYLE", "TABLE", "write"]
 
@@ -98,22 +104,15 @@ def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions
     ``jax.custom_vjp`` function of its own (``{name}_d{input}``, with its rules), called
     with the inputs and times ``dy``, as the back end builds it (``None``: TensorFlow's
     decorated gradient function, which JAX has no place for)."""
+    found = rule_texts(name, gradient, params, functions, TABLE, _custom)
+    if found is None:
+        return None
+    blocks, texts = found
+    if any(t is None for t in texts.values()):
+        return None  # jax.custom_vjp needs a cotangent for every input
     args = ", ".join(params)
     env = {p: p for p in params}
-    blocks, rules = [], []
-    for p in params:
-        rule = gradient[p]
-        if isinstance(rule, NestedRule):
-            if rule.pattern == "decorated_grad_fn":
-                return None
-            inner = _custom(f"{name}_d{p}", rule.expression, rule.gradient, params, functions)
-            if inner is None:
-                return None
-            blocks.append(inner)
-            value = f"dy * {name}_d{p}({args})"
-        else:
-            value = expression_text(rule, {**env, "dy": "dy"}, TABLE, functions)
-        rules.append(f"jnp.broadcast_to({value}, jnp.shape({p})).astype(DTYPE)")
+    rules = [f"jnp.broadcast_to({texts[p]}, jnp.shape({p})).astype(DTYPE)" for p in params]
     return "\n\n\n".join(
         [
             *blocks,

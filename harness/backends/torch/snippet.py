@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.backends.snippet import Style, Table, expression_text, write_functions
+from harness.backends.snippet import (
+    Style,
+    Table,
+    expression_text,
+    rule_texts,
+    write_functions,
+)
 from harness.cases import expressions as ex
-from harness.cases.model import Case, NestedRule
+from harness.cases.model import Case
 
 __all__ = ["STYLE", "TABLE", "write"]
 
@@ -104,23 +110,13 @@ def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions
     is a function of its own (``{name}_d{input}``, an ``autograd.Function`` with its
     rules), called with the inputs and times ``dy``, as the back end builds it (``None``:
     TensorFlow's decorated gradient function, which PyTorch has no place for)."""
+    found = rule_texts(name, gradient, params, functions, TABLE, _custom)
+    if found is None:
+        return None
+    blocks, texts = found
     args = ", ".join(params)
     env = {p: p for p in params}
-    blocks, rules = [], []
-    for p in params:
-        rule = gradient.get(p)
-        if rule is None:
-            rules.append("None")
-        elif isinstance(rule, NestedRule):
-            if rule.pattern == "decorated_grad_fn":
-                return None
-            inner = _custom(f"{name}_d{p}", rule.expression, rule.gradient, params, functions)
-            if inner is None:
-                return None
-            blocks.append(inner)
-            rules.append(f"dy * {name}_d{p}({args})")
-        else:
-            rules.append(expression_text(rule, {**env, "dy": "dy"}, TABLE, functions))
+    rules = [texts[p] or "None" for p in params]
     cls = f"{name.capitalize()}Rule"
     return "\n\n\n".join(
         [
