@@ -125,6 +125,7 @@ class Settings:
     max_order: dict[str, int] = field(default_factory=dict)  # per method; absent: 4
     backends: tuple[str, ...] = ("tensorflow",)  # the frameworks the case runs in
     split: tuple[str, ...] = ()  # what evaluation jobs are split by (harness.pieces)
+    localise: bool = True  # failing derivatives localised to a primitive (harness.causes)
 
     @property
     def highest_order(self) -> int:
@@ -194,4 +195,5 @@ def settings_for(
         split=tuple(
             k for k in SPLIT_KEYS if k in (config.data.get("split") or {}).get(setting, ())
         ),
+        localise=bool(config.data.get("localise", True)),
     )

@@ -228,7 +228,8 @@ def _evaluate_piece(
     if edges is not None:
         edges.store.save()
     found = edges.table() if edges else _empty_edges()
-    localised = _localise(prep, engine, table, reference, flags, meta) if bisect else None
+    localise = bisect and prep.settings.localise
+    localised = _localise(prep, engine, table, reference, flags, meta) if localise else None
     localised = with_backend(localised if localised is not None else _empty_localised(), backend)
     _write_evaluation(where, table, with_backend(found, backend), meta, localised)
     return table.drop(columns=["seconds"]), meta

@@ -50,6 +50,7 @@ _STAGE_KEYS = {
     # The evaluation judges its points to bisect their edges: the reference settings
     # and the tolerances are its settings too.
     "evaluate": (
+        "localise",
         "split",
         "backends",
         "precision",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from harness.config import load_config
@@ -330,3 +331,23 @@ def test_the_seeds_matrix_question_in_jax_and_pytorch(tmp_path):
                 np.testing.assert_allclose(
                     values(backend, impl, q, n), values("tensorflow", impl, q, n), rtol=1e-12
                 )
+
+
+@pytest.mark.parametrize("localise", [True, False])
+def test_the_localise_setting_turns_the_localisation_off_and_nothing_else(tmp_path, localise):
+    """``localise: false`` leaves the localisation's table empty; the values are the same.
+    Seed 002's NaN at x = 100 is where softplus.naive's localisation has work to do."""
+    results = tmp_path / "results"
+    errors = run_case(
+        ROOT / "cases" / "softplus.yaml",
+        _config("torch", localise=localise),
+        Selection(dtypes=["float32"], orders=[0, 1], max_points=9, modes=["eager"]),
+        results=results,
+    )
+    pieces = sorted((results / "softplus" / "torch").glob("*/localised.parquet"))
+    assert pieces
+    localised = pd.concat([pd.read_parquet(p) for p in pieces])
+    naive = localised[localised["implementation"] == "naive"]
+    assert (len(naive) > 0) is localise
+    at = errors[(errors.implementation == "naive") & (errors.x == 100) & (errors.order == 1)]
+    assert set(at[at.method != "finite_difference"].outcome) == {"nan"}

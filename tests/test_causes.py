@@ -359,3 +359,88 @@ def test_a_short_stretch_of_failures_gets_a_localised_value_of_its_own():
         assert len(mine) <= SAMPLE + RUNS and mine["point"].is_unique
     # Without stretches (a grid's consecutive points are its rows): the spread alone.
     assert sorted(sample_failures(rows, 0)["point"]) == [0, 50, 2038, 2089, 2139]
+
+
+@pytest.mark.parametrize(
+    ("kw", "kind"),
+    [
+        # Bits lost where the other framework gets half the points right: each rounds at
+        # the tolerance's edge in its own places (RK4's three frameworks), the formula's.
+        ({"outcome": "inaccurate", "worst_got": 2.0611e-9, "share": 0.52}, "formula"),
+        # The other framework right nearly everywhere: this framework's own.
+        ({"outcome": "inaccurate", "worst_got": 2.0611e-9, "share": 0.95}, "framework"),
+        # A zero is no rounding: half the points right elsewhere is enough.
+        ({"outcome": "zero", "scale": 1e-3, "share": 0.52}, "framework"),
+    ],
+)
+def test_bits_lost_take_a_decisive_other_framework_to_be_a_framework_s(kw, kind):
+    share = kw.pop("share")
+    f = _finding(backends_ok=json.dumps({"jax": share, "torch": share / 2}), **kw)
+    assert decide(f, ())[0] == kind
+
+
+def test_one_implementation_failing_under_xla_in_two_frameworks_is_one_root_cause():
+    compiled = {
+        "tensorflow": {"function": "Grappler", "xla": "XLA"},
+        "jax": {"jit": "XLA"},
+    }
+    shares = json.dumps({"eager": 1.0})
+    found = classify_findings(
+        pd.DataFrame(
+            [
+                _finding(modes="xla", modes_ok=shares),
+                _finding(id="f2", backend="jax", modes="jit", modes_ok=shares),
+                # Under tf.function only: Grappler's rewrite, another compiler.
+                _finding(id="f3", modes="function", modes_ok=shares),
+                # Under both of TensorFlow's compiled modes: no one compiler to name.
+                _finding(id="f4", modes="function, xla", modes_ok=shares),
+            ]
+        ),
+        lambda b: (),
+        lambda b: compiled.get(b, {}),
+    )
+    assert list(found["subject"]) == [
+        "c.impl@XLA",
+        "c.impl@XLA",
+        "c.impl@Grappler",
+        "c.impl@tensorflow",
+    ]
+    roots = root_causes(found)
+    xla = roots[roots["id"] == "mode:c.impl@XLA:wrong"].iloc[0]
+    assert xla["frameworks"] == "tensorflow, jax" and xla["modes"] == "xla, jit"
+    assert xla["text"].startswith("tensorflow, jax: c.impl compiled by XLA is ")
+
+
+def test_a_rule_proven_wrong_is_one_root_cause_whatever_its_values_come_to():
+    wrong = json.dumps(
+        [{"rule": "impl", "input": "x", "right": False, "got": "1", "truth": "2", "at": {}}]
+    )
+    right = wrong.replace('"right": false', '"right": true')
+    nan = {"outcome": "nan", "worst_got": float("nan")}
+    found = _classified(
+        _finding(rules=wrong, scale=1e-3),  # a zero where the truth is not noise
+        _finding(id="f2", rules=wrong, **nan),
+        _finding(id="f3", rules=wrong, outcome="missing", expected="expected"),
+        # A rule right in exact arithmetic: overflow and cancellation are two mechanisms.
+        _finding(id="f4", implementation="stable", rules=right.replace("impl", "stable")),
+        _finding(id="f5", implementation="stable", rules=right.replace("impl", "stable"), **nan),
+    )
+    roots = root_causes(found)
+    assert sorted(roots["id"]) == [
+        "rule:c.impl:nonfinite",
+        "rule:c.stable:nonfinite",
+        "rule:c.stable:wrong",
+    ]
+    proven = roots[roots["id"] == "rule:c.impl:nonfinite"].iloc[0]
+    assert proven["members"] == 3 and proven["expected"] == "partly expected"
+    assert "NaN or infinite, wrong (at most 4 correct bits" in proven["text"]
+    assert "or missing (no gradient returned)" in proven["text"]
+
+
+def test_a_statement_says_bits_lost_not_a_factor_of_2_where_bits_are_lost():
+    lost = {"outcome": "inaccurate", "worst_got": 1.0001, "worst_truth": "1"}
+    roots = root_causes(_classified(_finding(**lost)))
+    text = roots.iloc[0]["text"]
+    assert roots.iloc[0]["severity"] == 2
+    assert "inaccurate (bits lost beyond the tolerance, more than 4 bits right)" in text
+    assert "at most 4 correct bits" not in text

@@ -40,6 +40,9 @@ class BackendSpec:
     #: ``jet`` through a custom rule an UnexpectedTracerError; PyTorch's forward mode
     #: through an ``autograd.Function`` without ``jvp`` a NotImplementedError.
     refusals: tuple[str, ...] = ("NotImplementedError",)
+    #: The compiler behind each compiled mode: TensorFlow's ``jit_compile=True`` and
+    #: ``jax.jit`` are both XLA, so one XLA rewrite failing in both is one mechanism.
+    compilers: tuple[tuple[str, str], ...] = ()
 
 
 SPECS: dict[str, BackendSpec] = {
@@ -54,6 +57,7 @@ SPECS: dict[str, BackendSpec] = {
         DTYPES,
         "pip install -e .",
         ("NotImplementedError", "LookupError"),
+        (("function", "Grappler"), ("xla", "XLA")),
     ),
     "jax": BackendSpec(
         "jax",
@@ -65,6 +69,7 @@ SPECS: dict[str, BackendSpec] = {
         DTYPES,
         "pip install -e .[jax]",
         ("NotImplementedError", "TypeError", "UnexpectedTracerError"),
+        (("jit", "XLA"),),
     ),
     "torch": BackendSpec(
         "torch",
@@ -75,6 +80,8 @@ SPECS: dict[str, BackendSpec] = {
         ("eager", "compile"),
         DTYPES,
         "pip install -e .[torch]",
+        ("NotImplementedError",),
+        (("compile", "TorchInductor"),),
     ),
 }
 assert tuple(SPECS) == BACKENDS

@@ -414,6 +414,12 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "methods": CASE_SCHEMA["properties"]["methods"],
             "modes": CASE_SCHEMA["properties"]["modes"],
             "max_points": {"type": ["integer", "null"], "minimum": 1},
+            "localise": {
+                "type": "boolean",
+                "description": "Localise each failing derivative to the primitive that "
+                "breaks (the root causes' evidence); false runs faster and leaves every "
+                "root cause unlocalised.",
+            },
             "setting": {
                 "enum": ["quick", "full"],
                 "description": "`full` runs the lists above; `quick` narrows them by the "

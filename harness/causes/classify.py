@@ -16,7 +16,9 @@ The first rule that applies decides (each says what it rests on):
    localisation, run in that compiled mode, finds one primitive failing alone there, the
    subject is that primitive in that framework and mode (``div@tensorflow:xla``: the
    same rewrite of one primitive, whichever implementation contains it), else the
-   implementation in that framework;
+   implementation under the one compiler behind those modes (``ratio.stable_division@XLA``:
+   TensorFlow's ``jit_compile=True`` and ``jax.jit`` compile the same graph with XLA;
+   the back ends declare their compilers), else the implementation in that framework;
 4. ``rule``: a hand-written rule on its path is not the derivative, checked exactly at
    its worst point (:mod:`harness.causes.rules`);
 5. ``kernel``: a primitive judged on its own at the arguments it receives is wrong there
@@ -27,8 +29,9 @@ The first rule that applies decides (each says what it rests on):
    implementation, whatever the framework: forward mode's chain rule over one expression
    is the same computation in every framework, so forward mode failing where reverse
    mode is right in TensorFlow and in JAX is one mechanism;
-8. ``framework``: another back end gets most of its points right by the same methods,
-   unless the localisation judged every primitive right at its own arguments and the
+8. ``framework``: another back end gets most of its points right by the same methods
+   (nearly all of them, :data:`DECISIVE`, where the value is finite with bits lost:
+   below that, each framework rounds at the tolerance's edge in its own places), unless the localisation judged every primitive right at its own arguments and the
    value is finite with bits lost (severity 2 or 1): then the framework's rules are
    right there and only its rounding differs, which is the expression's (``formula``);
 9. ``formula``: every primitive is right at its own arguments; the expression overflows,
@@ -83,6 +86,10 @@ FINITE_DIFFERENCES = "finite_difference"
 
 _CLASSES = {"nan": "nonfinite", "inf": "nonfinite", "zero": "wrong", "inaccurate": "wrong"}
 MAJORITY = 0.5
+#: What another framework must get right of a finding's points for bits lost (not a wrong
+#: value) to be the framework's own (below it, each framework rounds at the tolerance's
+#: edge in its own places).
+DECISIVE = 0.9
 
 
 def outcome_class(outcome: str) -> str:
@@ -96,12 +103,13 @@ def _shares(text) -> dict[str, float]:
     return json.loads(text) if isinstance(text, str) and text else {}
 
 
-def decide(f, refusals: tuple[str, ...]) -> tuple[str, str]:
+def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple[str, str]:
     """``(kind, subject)`` of one finding (a mapping or row with the findings' columns and
     :data:`harness.causes.evidence.EVIDENCE_COLUMNS`); ``refusals``: the exception type
-    names its back end raises to refuse a transformation. The subject is the primitive
-    (``softplus``), the exception (``TypeError: ...``) or the implementation
-    (``case.implementation``) the root cause is keyed by."""
+    names its back end raises to refuse a transformation; ``compilers``: its compiled
+    modes' compilers (``{"xla": "XLA"}``). The subject is the primitive (``softplus``),
+    the exception (``TypeError: ...``) or the implementation (``case.implementation``)
+    the root cause is keyed by."""
     owner = f"{f['case']}.{f['implementation']}"
     if f["outcome"] == "error":
         texts = [t for t in str(f.get("error_text") or "").splitlines() if t]
@@ -118,6 +126,11 @@ def decide(f, refusals: tuple[str, ...]) -> tuple[str, str]:
         # Localised in the compiled mode: the primitive whose derivative it changes.
         if f.get("culprit") and f.get("culprit_mode", "eager") != "eager":
             return "mode", f"{f['culprit']}@{f['backend']}:{f['culprit_mode']}"
+        # One compiler behind every mode it fails in (XLA under TensorFlow's jit_compile
+        # and under jax.jit): the same graph compiled by it, whichever framework built it.
+        behind = {(compilers or {}).get(m, "") for m in f["modes"].split(", ")}
+        if len(behind) == 1 and "" not in behind:
+            return "mode", f"{owner}@{behind.pop()}"
         return "mode", mine
     rules = json.loads(f.get("rules") or "[]")
     if any(not r["right"] for r in rules):
@@ -132,9 +145,18 @@ def decide(f, refusals: tuple[str, ...]) -> tuple[str, str]:
     if methods and max(methods.values()) >= MAJORITY:
         return "method", owner
     backends = _shares(f.get("backends_ok"))
-    if backends and max(backends.values()) >= MAJORITY and not _rounding(f):
+    # Bits lost where another framework gets only some of the points right is each
+    # framework's rounding at the tolerance's edge, not a different rule: it takes
+    # another framework right nearly everywhere to say the framework differs.
+    needed = DECISIVE if _lost(f) else MAJORITY
+    if backends and max(backends.values()) >= needed and not _rounding(f):
         return "framework", mine
     return "formula", owner
+
+
+def _lost(f) -> bool:
+    """A finite value with bits lost (severity 2 or 1), not a wrong one."""
+    return outcome_class(f["outcome"]) == "wrong" and severity(f) <= 2
 
 
 def _rounding(f) -> bool:
@@ -148,7 +170,7 @@ def _rounding(f) -> bool:
         described = False
     if not described or f.get("culprit") or f.get("value_wrong"):
         return False
-    return outcome_class(f["outcome"]) == "wrong" and severity(f) <= 2
+    return _lost(f)
 
 
 def signature(text: str) -> str:

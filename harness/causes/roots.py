@@ -84,21 +84,40 @@ _SEP = ", "
 
 
 def classify_findings(
-    findings: pd.DataFrame, refusals: Callable[[str], tuple[str, ...]]
+    findings: pd.DataFrame,
+    refusals: Callable[[str], tuple[str, ...]],
+    compilers: Callable[[str], dict] = lambda backend: {},
 ) -> pd.DataFrame:
     """``findings`` with ``kind``, ``subject``, ``impact`` (the severity tier) and
-    ``root_cause`` (``refusals(backend)``: the exception types it refuses with)."""
+    ``root_cause`` (``refusals(backend)``: the exception types it refuses with;
+    ``compilers(backend)``: its compiled modes' compilers)."""
     if findings.empty:
         return findings.assign(kind="", subject="", impact=0, root_cause="")
     kinds, subjects, impacts, roots = [], [], [], []
     for f in findings.to_dict("records"):
-        kind, subject = decide(f, refusals(f["backend"]))
+        kind, subject = decide(f, refusals(f["backend"]), compilers(f["backend"]))
         f["kind"] = kind
         kinds.append(kind)
         subjects.append(subject)
         impacts.append(severity(f))
         roots.append(_key(kind, subject, f))
+    # A hand-written rule proven not the derivative is one mechanism whatever its values
+    # come to (a NaN at some points, a wrong value or no gradient at others): its
+    # findings share one root cause, keyed by their most striking outcome class.
+    proven: dict[str, list[int]] = {}
+    for i, (kind, f) in enumerate(zip(kinds, findings.to_dict("records"))):
+        if kind == "rule" and any(not r["right"] for r in json.loads(f.get("rules") or "[]")):
+            proven.setdefault(subjects[i], []).append(i)
+    outcomes = findings["outcome"].map(outcome_class).tolist()
+    for subject, members in proven.items():
+        first = min((outcomes[i] for i in members), key=_STRIKING.index)
+        for i in members:
+            roots[i] = f"rule:{subject}:{first}"
     return findings.assign(kind=kinds, subject=subjects, impact=impacts, root_cause=roots)
+
+
+#: Outcome classes, the most striking first (what a merged root cause is keyed by).
+_STRIKING = ("nonfinite", "wrong", "missing", "error")
 
 
 def _key(kind: str, subject: str, f: dict) -> str:
@@ -186,7 +205,7 @@ def _root(key: str, group: pd.DataFrame, titles) -> dict:
         "id": key,
         "kind": first["kind"],
         "primitive": first["subject"],
-        "outcome": outcome_class(first["outcome"]),
+        "outcome": key.rsplit(":", 1)[-1],
         "severity": int(group["impact"].max()),
         "severity_label": SEVERITY_LABELS[int(group["impact"].max())],
         "frameworks": _union(group["backend"], ("tensorflow", "jax", "torch")),

@@ -8,19 +8,47 @@ import json
 
 import pandas as pd
 
-from harness.causes.classify import FINITE_DIFFERENCES
+from harness.causes.classify import FINITE_DIFFERENCES, outcome_class
 from harness.judge.findings_text import format_value
 
 __all__ = ["METHOD_WORDS", "MODE_WORDS", "regions_text", "root_text"]
 
 OUTCOME_WORDS = {
     "nonfinite": "NaN or infinite",
-    "wrong": "wrong (off by a factor of 2 or more, or the wrong sign)",
+    "wrong": "wrong (at most 4 correct bits, a 0 or the wrong sign)",
     "zero": "0 where the truth is not",
     "inaccurate": "inaccurate (bits lost beyond the tolerance)",
     "missing": "missing (no gradient returned)",
     "error": "an exception",
 }
+#: A finite value off the truth (class ``wrong``), by how far its worst member is
+#: (:func:`harness.causes.classify.severity`): the statement says no more than that.
+WRONG_WORDS = {
+    4: "wrong (the wrong sign at ordinary inputs)",
+    3: OUTCOME_WORDS["wrong"],
+    2: "inaccurate (bits lost beyond the tolerance, more than 4 bits right)",
+    1: "off by rounding noise (a truth far below the function's own scale)",
+}
+
+
+def _what(row: dict, group: pd.DataFrame) -> str:
+    """What the values are, in words: per outcome class its members show (the worst of
+    the class's members telling how far a finite value is off), most striking first."""
+    impact = group["impact"] if "impact" in group else pd.Series(row["severity"], group.index)
+    classes = group["outcome"].map(outcome_class)
+    words = []
+    for c in ("nonfinite", "wrong", "missing", "error"):
+        if not (classes == c).any():
+            continue
+        if c == "wrong":
+            words.append(WRONG_WORDS.get(int(impact[classes == c].max()), OUTCOME_WORDS[c]))
+        else:
+            words.append(OUTCOME_WORDS[c])
+    if not words:
+        return OUTCOME_WORDS.get(row["outcome"], row["outcome"])
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
 METHOD_WORDS = {
     "reverse": "reverse mode",
     "forward": "forward mode",
@@ -156,7 +184,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
     frameworks = ", ".join(titles(b) for b in row["frameworks"].split(", "))
     first = row["dtypes"].split(", ")[0]
     dtype = " and ".join(row["dtypes"].rsplit(", ", 1))
-    what = OUTCOME_WORDS.get(row["outcome"], row["outcome"])
+    what = _what(row, group)
     scope = _scope(row)
     scope = f" ({scope})" if scope else ""
     where = regions_text(json.loads(row["regions"]), first)
@@ -178,8 +206,10 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             "under that mode at the input it receives: " + _alone(culprit, row, titles)
         )
     elif kind == "mode":
+        name, behind = subject.rsplit("@", 1)
+        by = "" if behind in row["frameworks"].split(", ") else f" compiled by {behind}"
         head = (
-            f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; the other "
+            f"{frameworks}: {name}{by} is {what} at {orders} in {dtype}{scope}; the other "
             "modes get these points right (a compiler's or graph rewrite's effect)"
         )
     elif kind == "method":

@@ -23,10 +23,14 @@ def _refusals(backend: str) -> tuple[str, ...]:
     return SPECS[backend].refusals if backend in SPECS else ("NotImplementedError",)
 
 
+def _compilers(backend: str) -> dict[str, str]:
+    return dict(SPECS[backend].compilers) if backend in SPECS else {}
+
+
 def classify(findings: pd.DataFrame) -> pd.DataFrame:
     """Findings with ``kind``, ``subject``, ``impact`` and ``root_cause`` (the compare
     stage's, per case: a finding's root cause is decided by its own evidence)."""
-    return classify_findings(findings, _refusals)
+    return classify_findings(findings, _refusals, _compilers)
 
 
 def study_root_causes(findings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
