@@ -3,7 +3,7 @@
 #   [REV=commit] bash benchmarks/localise_cost.sh [ROUNDS=1] [CORES=2]
 # Each round runs the default study (three back ends) from a cold start (empty results/,
 # no reference cache) twice from one copy of the committed tree REV (default HEAD): with
-# the localisation (the default) and with `localise=false` (Snakemake's --config: every
+# the localisation (the default) and with `localise=False` (Snakemake's --config: every
 # other job is the same), in alternating order. Prints the wall times, their ratio (the
 # target: at most 1.15) and the localisation's own seconds inside the evaluation jobs.
 set -euo pipefail
@@ -18,7 +18,7 @@ mkdir -p "$work/tree"
 git archive "$REV" | tar -x -C "$work/tree"
 run() {  # variant round
   local dir="$work/tree" extra=()
-  [ "$1" = off ] && extra=(--config localise=false)
+  [ "$1" = off ] && extra=(--config localise=False)
   rm -rf "$dir/results" "$dir/reports" "$dir/logs" "$dir/.snakemake"
   local t0=$(date +%s.%N)
   (cd "$dir" && "$SNAKEMAKE" --cores "$CORES" --quiet all "${extra[@]}" >"$work/$1.$2.log" 2>&1)

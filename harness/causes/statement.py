@@ -193,9 +193,9 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
     culprit = json.loads(row["culprit"] or "{}")
     if kind == "kernel":
         head = (
-            f"{frameworks}: the derivative rule of {subject} gives values {what} in {dtype}"
-            f"{scope}, where its value is right. Judged alone at the input it receives: "
-            + _alone(culprit, row, titles)
+            f"{frameworks}: the derivative rule of {subject} fails where its value is right, "
+            f"and the derivatives through it are {what} in {dtype}{scope}. Judged alone at "
+            "the input it receives: " + _alone(culprit, row, titles)
         )
     elif kind == "mode" and culprit:
         name, mode = subject.split("@", 1)[0], subject.rsplit(":", 1)[-1]
