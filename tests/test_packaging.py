@@ -3,11 +3,15 @@ commands are the ones CI and the Makefile run."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
+import pandas as pd
+import pytest
 import yaml
 
 from .conftest import ROOT
@@ -80,3 +84,93 @@ def test_building_the_project_is_quiet(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     text = (out.stdout + out.stderr).lower()
     assert "warning" not in text.replace("warning: location", "") and "deprecat" not in text
+
+
+@pytest.mark.slow
+def test_the_built_wheel_carries_every_module_and_runs_a_case_outside_the_checkout(tmp_path):
+    """``pip install .`` (not ``-e``) must carry every subpackage and the data files the
+    code reads: build the wheel, install it with no dependencies into a fresh virtual
+    environment outside the checkout (the dependencies come from this environment's
+    site-packages as a plain path, so its editable finder for the checkout is never
+    loaded), and validate and run a case there."""
+    import shutil
+    import zipfile
+
+    # Built from a copy of what the build reads: a build/ left in the checkout by an
+    # earlier build would be packed whole, whatever the configuration says.
+    source = tmp_path / "source"
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "harness", source / "harness", ignore=junk)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    wheels = tmp_path / "wheels"
+    pip = [sys.executable, "-m", "pip"]
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(source)],
+        check=True,
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    (wheel,) = wheels.glob("harness-*.whl")
+    packed = set(zipfile.ZipFile(wheel).namelist())
+    # Every file of the package in the checkout, from the file system (not from the
+    # packaging configuration under test): modules and the data they read.
+    wanted = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "harness").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    }
+    assert len(wanted) > 100 and not wanted - packed, sorted(wanted - packed)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    deps = next(p for p in map(str, sys.path) if p.endswith("site-packages"))
+    (Path(site) / "dependencies.pth").write_text(deps + "\n")
+    subprocess.run(
+        [*pip, "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
+        check=True,
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    case = work / "cube.yaml"
+    case.write_text(
+        "title: a cube\nsource: test\ninputs:\n  x: {values: [0.5, 2.0]}\n"
+        "function: x**3\nderivatives: {wrt: x, orders: [1, 2]}\n"
+        "implementations:\n  plain: {expression: x**3}\ndtypes: [float64]\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    where = subprocess.run(
+        [str(python), "-c", "import harness, harness.judge; print(harness.__file__)"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+    ).stdout.strip()
+    assert where.startswith(site) and not where.startswith(str(ROOT))
+    harness = str(venv / "bin" / "harness")
+    done = subprocess.run(
+        [harness, "validate", str(case)], capture_output=True, text=True, cwd=work, env=env
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = [harness, "run", str(case), "--backends", "torch", "--methods", "reverse"]
+    done = subprocess.run(
+        [*run, "--modes", "eager", "--results", str(work / "results")],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    errors = pd.read_parquet(work / "results" / "cube" / "errors.parquet")
+    # d/dx x**3 = 3x**2, d2 = 6x: exact in float64 at 0.5 and 2.
+    first = errors[(errors.order == 1) & (errors.method == "reverse")].sort_values("x")
+    assert first["value"].tolist() == [0.75, 12.0]
