@@ -5,7 +5,10 @@
 # no reference cache) twice from one copy of the committed tree REV (default HEAD): with
 # the localisation (the default) and with `localise=False` (Snakemake's --config: every
 # other job is the same), in alternating order. Prints the wall times, their ratio (the
-# target: at most 1.15) and the localisation's own seconds inside the evaluation jobs.
+# target: at most 1.15) and, from the localised run's own records, the jobs' seconds and
+# the localisation's share (benchmarks/localise_share.py): the walls of two runs differ
+# with the machine's speed that hour (300 s and 584 s for the same cold study here), the
+# share within one run does not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-1}
@@ -24,12 +27,7 @@ run() {  # variant round
   (cd "$dir" && "$SNAKEMAKE" --cores "$CORES" --quiet all "${extra[@]}" >"$work/$1.$2.log" 2>&1)
   echo "$(date +%s.%N) - $t0" | bc >"$work/$1.$2.wall"
   if [ "$1" = on ]; then
-    (cd "$dir" && python3 - >"$work/on.$2.seconds") <<'PY'
-import glob
-from harness.results import read_metadata
-ev = [read_metadata(p).get("evaluation") or {} for p in glob.glob("results/*/*/*/timings.parquet")]
-print(sum(e.get("localise_seconds") or 0 for e in ev), sum(e.get("seconds") or 0 for e in ev))
-PY
+    (cd "$dir" && python3 benchmarks/localise_share.py . >"$work/on.$2.share")
   fi
 }
 for i in $(seq "$ROUNDS"); do
@@ -47,8 +45,7 @@ print("localise=false (s):", [round(t, 1) for t in off], "median", round(statist
 print("localise=true (s):", [round(t, 1) for t in on], "median", round(statistics.median(on), 1))
 print(f"ratio: {statistics.median(on) / statistics.median(off):.3f} (target <= 1.15)")
 for i in range(1, rounds + 1):
-    local, evaluate = map(float, (work / f"on.{i}.seconds").read_text().split())
-    print(f"round {i}: localisation {local:.1f} s of the evaluation jobs' {evaluate:.1f} s "
-          f"({100 * local / evaluate:.1f}%)")
+    print(f"round {i}, from the run's own records:")
+    print((work / f"on.{i}.share").read_text())
 PY
 rm -rf "$work"

@@ -414,12 +414,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "methods": CASE_SCHEMA["properties"]["methods"],
             "modes": CASE_SCHEMA["properties"]["modes"],
             "max_points": {"type": ["integer", "null"], "minimum": 1},
-            "localise": {
-                "type": "boolean",
-                "description": "Localise each failing derivative to the primitive that "
-                "breaks (the root causes' evidence); false runs faster and leaves every "
-                "root cause unlocalised.",
-            },
+            # Failing derivatives localised to a primitive (the root causes' evidence).
+            "localise": {"type": "boolean"},
             "setting": {
                 "enum": ["quick", "full"],
                 "description": "`full` runs the lists above; `quick` narrows them by the "
