@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CORES ?= all
 .DEFAULT_GOAL := test
 
-.PHONY: study test lint clean-results browser
+.PHONY: study test test-fast lint clean-results browser
 
 # The report tests open the HTML in Debian's Chromium (installed with apt when missing).
 browser:
@@ -26,6 +26,10 @@ study: $(STAMP)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
+
+# The tests that take no more than a few seconds each (not marked slow).
+test-fast: $(STAMP) browser
+	$(BIN)/python -m pytest -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests

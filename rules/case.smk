@@ -31,7 +31,7 @@ rule evaluate_case:
     input:
         case="cases/{case}.yaml",
         # The evaluation judges the points it evaluates to find the exact edges of each
-        # outcome (harness.bisection), so it needs the reference.
+        # outcome (harness.edges.bisection), so it needs the reference.
         reference="results/{case}/reference.parquet",
         code=lambda w: stage_sources("evaluate", backend=w.backend),
     output:

@@ -175,6 +175,7 @@ def test_stages_run_separately_and_compare_refuses_mismatched_inputs(workdir):
     assert refused.returncode == 1 and "different selection" in refused.stderr
 
 
+@pytest.mark.slow
 def test_collect_writes_where_results_are_and_csvs_are_plain(tmp_path):
     import pandas as pd
 

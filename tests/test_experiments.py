@@ -107,6 +107,7 @@ def test_matrix_reference_agrees_with_mpmath_diff(monkeypatch):
     assert mpmath.almosteq(yy, blocks["YY"][0, 1, 1, 1], rel_eps=mpmath.mpf(10) ** -25)
 
 
+@pytest.mark.slow
 def test_every_way_matches_the_reference(runs):
     _, out = runs
     errors = out["mixed"]
@@ -119,6 +120,7 @@ def test_every_way_matches_the_reference(runs):
     assert not set(errors[errors.implementation == "trace_trick"].partial) & {"XY", "YY"}
 
 
+@pytest.mark.slow
 def test_what_the_trace_trick_computes(runs):
     """The trick's d/dX Tr(dloss/dY) is sum_k XY[k,k,:,:], the mixed block contracted
     with the identity, equal to the HVP of the block along dY = I; not the block."""
@@ -149,6 +151,7 @@ def _fd(errors, dtype, quantity="frobenius_norm"):
     return rows
 
 
+@pytest.mark.slow
 def test_autodiff_hessian_norms_are_ok_and_finite_differences_are_v_shaped(runs):
     _, out = runs
     errors = out["hnorm"]
@@ -177,6 +180,7 @@ def test_autodiff_hessian_norms_are_ok_and_finite_differences_are_v_shaped(runs)
     assert set(spectral[spectral.h == spectral.h.min()].outcome) == {"nan"}  # 0 / ||0||
 
 
+@pytest.mark.slow
 def test_hessian_reference_against_mpmath_diff_and_facts(runs, monkeypatch):
     monkeypatch.setattr(mpmath.mp, "dps", 40)  # restored after the test
     for fn in ("rosenbrock", "log_sum_exp", "tanh_network"):
@@ -213,6 +217,7 @@ def test_hessian_reference_against_mpmath_diff_and_facts(runs, monkeypatch):
     assert all(v["spectral"] <= v["frobenius"] * (1 + 1e-12) for v in norms.values())
 
 
+@pytest.mark.slow
 def test_hessian_evaluation_is_reproducible_bit_for_bit(tmp_path):
     path = tmp_path / "hnorm.yaml"
     path.write_text(HESSIAN_CASE.replace("[2, 10]", "[3]"))
@@ -223,6 +228,7 @@ def test_hessian_evaluation_is_reproducible_bit_for_bit(tmp_path):
     assert first.value.to_numpy().tobytes() == second.value.to_numpy().tobytes()
 
 
+@pytest.mark.slow
 def test_experiment_pages_render_in_chromium(runs, tmp_path):
     from playwright.sync_api import sync_playwright
 

@@ -89,6 +89,7 @@ def study(tmp_path_factory):
     return where, summary, pages
 
 
+@pytest.mark.slow
 def test_summary_rows_and_the_ratio_stable_domain(study):
     _, summary, _ = study
     keys = ["case", "implementation", "method", "mode", "dtype", "partial"]
@@ -109,6 +110,7 @@ def test_summary_rows_and_the_ratio_stable_domain(study):
     )
 
 
+@pytest.mark.slow
 def test_collect_refuses_tables_from_different_software(study, tmp_path):
     where, _, _ = study
     src = where / "results" / "ratio" / "errors.parquet"
@@ -121,6 +123,7 @@ def test_collect_refuses_tables_from_different_software(study, tmp_path):
         collect([src, other])
 
 
+@pytest.mark.slow
 def test_pages_say_the_right_things(study):
     where, _, pages = study
     index = (where / "reports" / "index.html").read_text()
@@ -190,6 +193,7 @@ def figure_sizes(page) -> list[list[float]]:
     )
 
 
+@pytest.mark.slow
 def test_pages_render_in_chromium_without_errors_or_network(study, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -215,6 +219,7 @@ def test_pages_render_in_chromium_without_errors_or_network(study, tmp_path):
     assert np.all([(tmp_path / f"{n}.png").stat().st_size > 10000 for n in ("index", "ratio")])
 
 
+@pytest.mark.slow
 def test_index_states_the_seed_facts_as_findings_in_chromium(study):
     """What a reader sees first: the seeds' facts as findings, with their exact edges, each
     linking to its place on its case's page."""
@@ -277,6 +282,7 @@ def test_bits_figure_splits_grid_lines_but_not_tied_inputs():
     assert "one line per value" not in tied
 
 
+@pytest.mark.slow
 def test_results_from_another_version_of_the_case_are_marked_stale(study, tmp_path):
     from harness.render import render_case
     from harness.report.index import render_index
@@ -296,6 +302,7 @@ def test_results_from_another_version_of_the_case_are_marked_stale(study, tmp_pa
     assert "Stale results" not in fresh
 
 
+@pytest.mark.slow
 def test_root_causes_filter_in_the_page_in_chromium(study):
     """The index's filters hide the root causes that do not match, in the page itself."""
     from playwright.sync_api import sync_playwright

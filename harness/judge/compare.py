@@ -32,31 +32,9 @@ Tolerance, per method (``tolerance``, ``tolerance_unit``, ``tolerance_reason`` p
   result of the right magnitude class is ``wrong``, being infinitely far in relative
   terms).
 
-Outcome (first rule that applies):
-
-==================  =============================================================
-``not_applicable``  the back end cannot express the combination; the reason is kept
-``error``           the framework raised; the message is kept
-``missing``         the framework returned no gradient (``None``)
-``ref_unreliable``  the reference did not verify; the row is kept out of verdicts
-``flushed``         not right, but right against the reference with the platform's
-                    subnormal flush applied (:mod:`harness.numerics.flush`); reported apart
-``nan``             the result is NaN
-``inf``             ±inf where the rounded reference is finite
-``ok``              a finite difference within its predicted error (even at 0)
-``zero``            0 where the rounded reference is not
-``ok``              within the tolerance in ulps (an overflowing true value makes
-                    ±inf the right answer; ±0 match each other), or an exact zero
-                    within its scale
-``wrong``           finite, and the wrong sign or magnitude: off by a factor of 2
-                    or more either way (relative error >= 1 above the reference,
-                    >= 1/2 below it)
-``inaccurate``      finite, beyond tolerance, right sign and magnitude
-==================  =============================================================
-
-An infinite result of the wrong sign where the reference overflows is ``wrong``; a
-finite result where the reference overflows is ``wrong`` or ``inaccurate`` by its
-relative error (never ``ok``).
+Outcome: the first rule that applies, in the order of the table in ``cases/README.md``
+(Outcomes), the one place the vocabulary is written (``docs/judging.md`` explains it;
+``tests/test_compare.py`` checks it rule by rule). :func:`judge_frame` applies them.
 
 Expectations. A case declares known failures; every row an expectation covers gets
 ``expected_outcome`` and ``expected`` = ``held`` (the outcome is the declared one) or
