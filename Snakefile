@@ -4,6 +4,7 @@ from snakemake.utils import min_version
 
 from harness.workflow import (
     backend_files,
+    backend_pattern,
     check_config,
     discover_cases,
     evaluate_mem_mb,
@@ -34,7 +35,7 @@ BACKENDS = study_backends(config)
 
 wildcard_constraints:
     case="[A-Za-z][A-Za-z0-9_-]*",
-    backend="tensorflow|jax|torch",
+    backend=backend_pattern(),
     piece="[A-Za-z0-9_.]+",
 
 

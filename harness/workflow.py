@@ -16,12 +16,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.workflow_sources import BACKEND_SOURCES, STAGE_SOURCES, stage_sources
+from harness.workflow_sources import STAGE_SOURCES, stage_sources
 
 __all__ = [
-    "BACKEND_SOURCES",
     "STAGE_SOURCES",
     "backend_files",
+    "backend_pattern",
     "case_backends",
     "case_pieces",
     "check_config",
@@ -109,7 +109,7 @@ def piece_settings(config: dict[str, Any], backend: str, piece: str) -> str:
 
 
 #: Memory (MB) an evaluation piece declares, by method: the largest measured peaks with
-#: a margin (README, From a laptop to a cluster). TensorFlow's nested forward mode at
+#: a margin (docs/cluster.md). TensorFlow's nested forward mode at
 #: order 4 is the heavy one: ratio's float64.forward piece peaked at 4.7 GB, of which one
 #: fourth-order derivative of -a/b in eager mode takes 3.2 GB in plain TensorFlow; the
 #: largest reverse piece, hitting_time_numerical's float64.reverse, 2.2 GB; the largest
@@ -144,6 +144,13 @@ def _prepared(case_path: str | Path, config: dict[str, Any]):
         return prepare(case_path, load_config(None, dict(config)))
     except Exception:  # noqa: BLE001 - a broken case fails in its own job, first
         return None
+
+
+def backend_pattern() -> str:
+    """The ``backend`` wildcard's pattern: every registered back end's name."""
+    from harness.backends.catalogue import names
+
+    return "|".join(names())
 
 
 def study_backends(config: dict[str, Any]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["BACKEND_SOURCES", "SNIPPET_SOURCES", "STAGE_SOURCES", "stage_sources"]
+__all__ = ["STAGE_SOURCES", "backend_sources", "closure", "imports", "stage_sources"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -183,60 +183,76 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     ),
 }
 
-#: Each back end's own files: what its ``evaluate`` jobs run beyond ``STAGE_SOURCES``.
-BACKEND_SOURCES: dict[str, tuple[str, ...]] = {
-    "tensorflow": (
-        "backends/partials.py",
-        "backends/walker.py",
-        "backends/tensorflow/__init__.py",
-        "backends/tensorflow/backend.py",
-        "backends/tensorflow/evaluate.py",
-        "backends/tensorflow/tfimport.py",
-        "backends/tensorflow/derivatives.py",
-        "backends/tensorflow/build.py",
-    ),
-    "jax": (
-        "backends/sweep.py",
-        "backends/partials.py",
-        "backends/walker.py",
-        "backends/batch_stencil.py",
-        "backends/jax/__init__.py",
-        "backends/jax/backend.py",
-        "backends/jax/build.py",
-        "backends/jax/derivatives.py",
-    ),
-    "torch": (
-        "backends/sweep.py",
-        "backends/partials.py",
-        "backends/walker.py",
-        "backends/batch_stencil.py",
-        "backends/torch/__init__.py",
-        "backends/torch/backend.py",
-        "backends/torch/build.py",
-        "backends/torch/derivatives.py",
-    ),
-}
+
+def _module_file(name: str) -> str | None:
+    """``harness.a.b`` as a path inside the package (``a/b.py`` or ``a/b/__init__.py``)."""
+    parts = name.split(".")[1:]
+    for candidate in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
+        if candidate and (_PACKAGE / candidate).is_file():
+            return candidate
+    return None
 
 
-#: Each back end's reproducers: what its ``reproduce`` job writes and runs.
-SNIPPET_SOURCES: dict[str, tuple[str, ...]] = {
-    "tensorflow": (
-        "backends/tensorflow/__init__.py",
-        "backends/tensorflow/snippet.py",
-        "backends/tensorflow/source.py",
-    ),
-    "jax": ("backends/jax/__init__.py", "backends/jax/snippet.py"),
-    "torch": ("backends/torch/__init__.py", "backends/torch/snippet.py"),
-}
+def imports(path: str) -> set[str]:
+    """The package files that the file ``path`` (inside the package) imports, at its top
+    or inside a function (a lazy import runs too), each with its packages' ``__init__``."""
+    import ast
+
+    tree = ast.parse((_PACKAGE / path).read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    out: set[str] = set()
+    for name in names:
+        if name != "harness" and not name.startswith("harness."):
+            continue
+        parts = name.split(".")
+        for k in range(1, len(parts) + 1):
+            found = _module_file(".".join(parts[:k]))
+            if found:
+                out.add(found)
+    return out
+
+
+def closure(start: str, within: str) -> list[str]:
+    """``start`` and every package file it reaches by imports inside the folder
+    ``within`` (``backends/``), in the order found."""
+    seen = dict.fromkeys([start])
+    todo = [start]
+    while todo:
+        for found in sorted(imports(todo.pop())):
+            if found.startswith(within) and found not in seen:
+                seen[found] = None
+                todo.append(found)
+    return list(seen)
+
+
+def backend_sources(backend: str, stage: str = "evaluate") -> tuple[str, ...]:
+    """A back end's own files, derived from its registration's imports: for ``evaluate``
+    what its back end module reaches, for ``reproduce`` what its snippet writer reaches,
+    inside ``backends/`` (a new back end's folder needs no list here)."""
+    from harness.backends.catalogue import get
+
+    spec = get(backend)
+    module = spec.module if stage != "reproduce" else spec.snippet
+    own = _module_file(module)
+    if own is None:
+        raise ValueError(f"back end {backend!r}: no file for {module}")
+    parts = module.split(".")
+    packages = [_module_file(".".join(parts[:k])) for k in range(2, len(parts))]
+    found = closure(own, "backends/")
+    return tuple(dict.fromkeys([*found, *(p for p in packages if p)]))
 
 
 def stage_sources(stage: str, root: str | Path = ".", backend: str | None = None) -> list[str]:
     """Paths (relative to ``root``) of the package files ``stage`` depends on (a list entry
     is a path inside the package: ``cases/load.py``); an ``evaluate`` or ``reproduce`` job
     also runs its ``backend``'s files."""
-    own = ()
-    if backend:
-        own = SNIPPET_SOURCES[backend] if stage == "reproduce" else BACKEND_SOURCES[backend]
+    own = backend_sources(backend, stage) if backend else ()
     names = dict.fromkeys((*_COMMON, *STAGE_SOURCES[stage], *own))
     base = Path(root) / "harness"
     return [str(base / n) for n in names if (_PACKAGE / n).exists()]

@@ -392,3 +392,32 @@ def test_the_full_setting_runs_one_job_per_piece_and_a_new_back_end_reruns_none(
     out = _snakemake(where, "-n", "--configfile", "tiny.yaml", "both.yaml").stdout
     evaluations = [b for b in out.split("\nrule ") if b.startswith("evaluate_case:")]
     assert all("backend=torch" in b for b in evaluations) and len(evaluations) == 8
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_a_back_end_s_files_are_derived_from_its_imports(backend):
+    """A back end's evaluate and reproduce jobs depend on the files its module and its
+    snippet writer import (found in their source, lazy imports too): what a fresh process
+    loads from ``harness.backends`` on importing them lies inside, and no other back end's
+    folder does."""
+    from harness.backends.catalogue import SPECS
+    from harness.workflow_sources import backend_sources
+
+    spec = SPECS[backend]
+    for stage, module in (("evaluate", spec.module), ("reproduce", spec.snippet)):
+        code = (
+            f"import importlib, json, sys, pathlib, harness; importlib.import_module({module!r}); "
+            "top = pathlib.Path(harness.__file__).parent; "
+            "print(json.dumps(sorted(str(pathlib.Path(sys.modules[m].__file__).relative_to(top)) "
+            "for m in sys.modules if m.startswith('harness.backends'))))"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT
+        )
+        assert out.returncode == 0, out.stderr
+        loaded = set(__import__("json").loads(out.stdout.splitlines()[-1]))
+        derived = set(backend_sources(backend, stage))
+        assert loaded <= derived, (stage, loaded - derived)
+        assert f"backends/{backend}/__init__.py" in derived
+        others = {b for b in SPECS if b != backend}
+        assert not any(d.startswith(f"backends/{o}/") for d in derived for o in others)

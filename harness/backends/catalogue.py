@@ -44,6 +44,11 @@ class BackendSpec:
     #: ``jax.jit`` are both XLA, so one XLA rewrite failing in both is one mechanism.
     compilers: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def snippet(self) -> str:
+        """The module writing its reproducers' functions (``snippet.py`` beside ``module``)."""
+        return self.module.rsplit(".", 1)[0] + ".snippet"
+
 
 SPECS: dict[str, BackendSpec] = {
     "tensorflow": BackendSpec(

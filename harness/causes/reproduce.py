@@ -158,7 +158,7 @@ def reproducers(
     ulps per dtype and order (``StudyConfig.tolerances``), which ``reproduces`` uses."""
     from harness.backends.catalogue import SPECS
 
-    module = importlib.import_module(f"harness.backends.{backend}.snippet")
+    module = importlib.import_module(SPECS[backend].snippet)
     rows = []
     for root in roots.to_dict("records"):
         if backend not in root["frameworks"].split(", "):

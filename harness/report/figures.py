@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from harness.backends.catalogue import SPECS
 from harness.judge.compare import OUTCOMES, input_columns
 from harness.report.html import COLOURS, svg
 
@@ -62,7 +63,8 @@ def set_xscale(ax, x: np.ndarray) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
 
 
-_TITLES = {"tensorflow": "TensorFlow", "jax": "JAX", "torch": "PyTorch"}
+#: Each back end's name as a reader knows it, in the registry's order.
+_TITLES = {name: spec.title for name, spec in SPECS.items()}
 
 
 def _layout(errors: pd.DataFrame) -> list[tuple[str, str, list[str]]]:

@@ -13,13 +13,15 @@ import json
 
 import pandas as pd
 
+from harness.backends.catalogue import SPECS
 from harness.causes.classify import CASE_KINDS, FRAMEWORK_KINDS
 from harness.report.html import e
 from harness.report.html import table as html_table
 
 __all__ = ["FILTER_SCRIPT", "root_causes_section", "unsupported_section"]
 
-_TITLES = {"tensorflow": "TensorFlow", "jax": "JAX", "torch": "PyTorch"}
+#: Each back end's name as a reader knows it, in the registry's order.
+_TITLES = {name: spec.title for name, spec in SPECS.items()}
 _KIND_COLOURS = {
     "kernel": "#c62828",
     "mode": "#6a1b9a",
