@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 def harness_cmd():
     """The harness command line as a subprocess argv prefix (this interpreter)."""
     return [sys.executable, "-m", "harness"]
+
+
+def write_case(folder: Path, name: str, body: str) -> Path:
+    """A case file ``folder/name.yaml`` from an indented YAML block (the tests' cases)."""
+    path = Path(folder) / f"{name}.yaml"
+    path.write_text(textwrap.dedent(body))
+    return path

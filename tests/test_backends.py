@@ -7,8 +7,6 @@ seeds' published numbers, or from comparing frameworks with each other.
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,7 +14,7 @@ import pytest
 from harness.config import load_config
 from harness.pipeline import Selection, run_case
 
-from .conftest import ROOT
+from .conftest import ROOT, write_case
 
 pytestmark = pytest.mark.slow
 
@@ -30,12 +28,6 @@ LOOSER = {("torch", "digamma", 1): 1e-9, ("torch", "lgamma", 2): 1e-9}
 
 def _config(*backends, **extra):
     return load_config(overrides={"setting": "full", "backends": list(backends), **extra})
-
-
-def _case(tmp_path, name, body):
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(body))
-    return path
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
@@ -89,7 +81,7 @@ def test_every_method_of_each_framework_agrees_on_a_polynomial(tmp_path):
     """x**3 - 2x at three points, orders 0-4, float64: every nested autodiff method and
     mode of JAX and PyTorch is exact (the values are short binary fractions), and jet is
     within its tolerance."""
-    path = _case(
+    path = write_case(
         tmp_path,
         "poly",
         """\
@@ -211,7 +203,7 @@ def test_what_a_framework_cannot_express_is_not_applicable_with_the_reason(tmp_p
     """A TensorFlow-registered implementation, a rule leaving an input without a
     cotangent (JAX), a mixed partial in jet's one direction: ``not_applicable`` rows with
     the reason, never errors, never dropped."""
-    path = _case(
+    path = write_case(
         tmp_path,
         "cannot",
         """\
@@ -257,7 +249,7 @@ def test_the_seeds_logistic_solver_runs_in_all_three_frameworks(tmp_path):
     0.5 the exact solution is 1/(1 + e^(-ln 4)) = 0.8 and dy/dt = r y (1 - y) = 0.0016;
     the three solvers and their reverse-mode derivatives agree with each other to
     rounding and with those values to RK4's truncation error."""
-    path = _case(
+    path = write_case(
         tmp_path,
         "rk4",
         """\

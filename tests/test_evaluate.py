@@ -6,8 +6,6 @@ for the module).
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 
@@ -16,13 +14,9 @@ from harness.pipeline import Selection, run_case
 from harness.registered import catalogue as registry
 from harness.registered import register
 
+from .conftest import write_case
+
 pytestmark = pytest.mark.slow
-
-
-def _case(tmp_path, name, body):
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(textwrap.dedent(body))
-    return path
 
 
 FULL = load_config(overrides={"setting": "full"})
@@ -39,7 +33,7 @@ def _run(path, tmp_path, setting=FULL, **selection):
 
 
 def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
-    path = _case(
+    path = write_case(
         tmp_path,
         "poly",
         """\
@@ -85,7 +79,7 @@ def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
 
 
 def test_a_custom_gradient_without_a_rule_is_missing_not_zero(tmp_path):
-    path = _case(
+    path = write_case(
         tmp_path,
         "norule",
         """\
@@ -132,7 +126,7 @@ def test_an_implementation_that_raises_is_isolated(tmp_path):
 
             return lambda x: f(x)
 
-    path = _case(
+    path = write_case(
         tmp_path,
         "raises",
         f"""\
@@ -161,7 +155,7 @@ def test_an_implementation_that_raises_is_isolated(tmp_path):
 def test_grappler_rewrites_the_naive_formula_under_tf_function(tmp_path):
     # log(1 + exp(-20)) in float32: 1 + 2e-9 rounds to 1, so the formula as written gives
     # 0; under tf.function Grappler rewrites log(1 + y) to log1p(y) and gets it right.
-    path = _case(
+    path = write_case(
         tmp_path,
         "grappler",
         """\
@@ -186,7 +180,7 @@ def test_grappler_rewrites_the_naive_formula_under_tf_function(tmp_path):
 
 
 def test_subnormal_inputs_are_marked(tmp_path):
-    path = _case(
+    path = write_case(
         tmp_path,
         "tiny",
         """\
@@ -213,7 +207,7 @@ def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_pat
     from harness.pipeline import evaluate_stage, prepare, reference_stage
     from harness.results import read_metadata
 
-    path = _case(
+    path = write_case(
         tmp_path,
         "traced",
         """\
@@ -248,7 +242,7 @@ def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_pat
 def test_nested_custom_gradient_expresses_a_second_order_rule(tmp_path):
     # Seed 004: first order 1 - 1/(1 + e), second order deliberately ddy * (1 - e).
     # Published (float32): x=1 -> 0.7310586, -1.7182817; x=100 -> 1.0, -inf.
-    path = _case(
+    path = write_case(
         tmp_path,
         "nested",
         """\
@@ -287,7 +281,7 @@ def test_mixed_partials_by_every_method_in_separate_chains(tmp_path):
     from harness.backends.tensorflow.derivatives import leaves
 
     assert leaves([(), ("b",), ("b", "b"), ("a", "b"), ("a",)]) == [("a", "b"), ("b", "b")]
-    path = _case(
+    path = write_case(
         tmp_path,
         "mixed",
         """\
@@ -324,7 +318,7 @@ def test_mixed_partials_by_every_method_in_separate_chains(tmp_path):
 def test_quick_setting_caps_forward_orders_and_narrows_dtypes(tmp_path):
     # The built-in defaults run the quick setting: float32 and float64, forward methods
     # to order 3; the case's own quick block narrows further (float64, forward to 2).
-    path = _case(
+    path = write_case(
         tmp_path,
         "quick",
         """\
@@ -392,7 +386,7 @@ def test_finite_differences_are_judged_by_their_error_model(tmp_path):
     # A kink inside the stencil: |x - 1| at 1 + 1e-9 (the step is 6e-6): the true slope
     # is 1, the central difference straddles the kink and gets ~1.7e-4. Its error model
     # (smooth on both sides: no curvature) does not excuse it.
-    path = _case(
+    path = write_case(
         tmp_path,
         "kink",
         """\
@@ -418,7 +412,7 @@ def test_finite_differences_are_judged_by_their_error_model(tmp_path):
 
 
 def test_a_constant_implementation_is_broadcast_over_the_batch(tmp_path):
-    path = _case(
+    path = write_case(
         tmp_path,
         "constant",
         """\
