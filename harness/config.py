@@ -25,6 +25,7 @@ from harness.cases.model import Case, Narrowing
 from harness.cases.schema import (
     BACKENDS,
     CONFIG_SCHEMA,
+    DEFAULT_BACKEND,
     DTYPES,
     MAX_ORDER,
     METHODS,
@@ -123,7 +124,7 @@ class Settings:
     overrides: tuple  # the case's Tolerance entries, in order
     setting: str = "full"
     max_order: dict[str, int] = field(default_factory=dict)  # per method; absent: 4
-    backends: tuple[str, ...] = ("tensorflow",)  # the frameworks the case runs in
+    backends: tuple[str, ...] = (DEFAULT_BACKEND,)  # the frameworks the case runs in
     split: tuple[str, ...] = ()  # what evaluation jobs are split by (harness.pieces)
     localise: bool = True  # failing derivatives localised to a primitive (harness.causes)
 

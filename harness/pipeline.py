@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness import provenance
+from harness.cases.schema import DEFAULT_BACKEND
 from harness.config import StudyConfig
 from harness.pieces import Piece, parse_piece
 from harness.prepared import Prepared, Selection, prepare
@@ -131,7 +132,7 @@ def evaluate_stage(
     reference: tuple[pd.DataFrame, dict] | None = None,
     bisect: bool = True,
     cache: bool = True,
-    backend: str = "tensorflow",
+    backend: str = DEFAULT_BACKEND,
     piece: str | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """Evaluate the case in one back end, piece by piece (:meth:`Prepared.pieces`; only

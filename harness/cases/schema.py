@@ -28,6 +28,8 @@ NESTED_PATTERNS = ("nested_function", "decorated_grad_fn")
 #: The frameworks a case runs in (each offers its own methods, modes and dtypes: see
 #: :mod:`harness.backends.catalogue`).
 BACKENDS = ("tensorflow", "jax", "torch")
+#: The back end of rows (and probes) that name none: the first registered.
+DEFAULT_BACKEND = BACKENDS[0]
 #: Every method some back end offers (``taylor``: JAX's ``jax.experimental.jet``).
 METHODS = ("reverse", "forward", "forward_over_reverse", "finite_difference", "taylor")
 #: Every mode some back end offers: TensorFlow's eager, ``tf.function`` and XLA; JAX's

@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from harness.cases.schema import BACKENDS
 from harness.causes.classify import (
     FRAMEWORK_KINDS,
     SEVERITY_LABELS,
@@ -208,7 +209,7 @@ def _root(key: str, group: pd.DataFrame, titles) -> dict:
         "outcome": key.rsplit(":", 1)[-1],
         "severity": int(group["impact"].max()),
         "severity_label": SEVERITY_LABELS[int(group["impact"].max())],
-        "frameworks": _union(group["backend"], ("tensorflow", "jax", "torch")),
+        "frameworks": _union(group["backend"], BACKENDS),
         "cases": _union(group["case"]),
         "implementations": _union(group["case"] + "." + group["implementation"]),
         "methods": _union(group["methods"], _METHODS),

@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from harness.cases.model import Case
+from harness.cases.schema import DEFAULT_BACKEND
 from harness.cases.schema import OUTCOMES as DECLARABLE_OUTCOMES
 from harness.judge.expectations import apply_expectations, covers
 from harness.numerics.fd_model import FD_COLUMNS
@@ -339,8 +340,8 @@ def errors_table(frame: pd.DataFrame, case, names: Sequence[str], tolerance) -> 
     the errors table out: the standard columns with ``names`` (the inputs) in between,
     sorted; shared by expression and experiment cases."""
     out = judge_frame(frame, tolerance)
-    if "backend" not in out:  # rows straight from TensorFlow's evaluate_case
-        out["backend"] = "tensorflow"
+    if "backend" not in out:  # rows straight from a back end's evaluate_case
+        out["backend"] = DEFAULT_BACKEND
     apply_expectations(out, case)
     out.insert(0, "case", case.id)
     columns = [*_BEFORE_INPUTS, *names, *_AFTER_INPUTS]

@@ -32,6 +32,7 @@ import pandas as pd
 
 from harness.cases.model import label_partial
 from harness.cases.points import segment_index
+from harness.cases.schema import DEFAULT_BACKEND
 from harness.judge.findings_text import derivative_name, finding_text, rank, severity
 from harness.judge.reproduce import reproduce
 from harness.judge.runs import runs
@@ -95,7 +96,7 @@ def edge_lookup(edges: pd.DataFrame | None) -> dict:
         return {}
     out = {}
     for r in edges.itertuples(index=False):
-        backend = getattr(r, "backend", "tensorflow") or "tensorflow"
+        backend = getattr(r, "backend", DEFAULT_BACKEND) or DEFAULT_BACKEND
         key = (backend, r.implementation, r.method, r.mode, r.dtype, r.partial)
         key = (*key, r.side, r.coarse_inside)
         out[key] = r
@@ -171,7 +172,7 @@ def find(
     one_axis = bool(free) and len(tied) == len(free) - 1
     lookup = edge_lookup(edges)
     if "backend" not in errors:
-        errors = errors.assign(backend="tensorflow")
+        errors = errors.assign(backend=DEFAULT_BACKEND)
     keys = ["backend", "implementation", "method", "mode", "dtype", "partial"]
     # Only the columns a finding reads: every run's rows are taken from the groups.
     used = [*keys, *inputs, *RUN_COLUMNS]
@@ -404,7 +405,7 @@ def stable_intervals(
         return []
     columns = ("backend", "implementation", "method", "mode", "dtype", "partial")
     if "backend" not in group:
-        group = group.assign(backend="tensorflow")
+        group = group.assign(backend=DEFAULT_BACKEND)
     key = tuple(group[k].iloc[0] for k in columns)
     found = _intervals(group, axis, pieces, lookup, key, memo)
     out = []

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from harness.backends.catalogue import SPECS
+from harness.cases.schema import DEFAULT_BACKEND
 from harness.judge.runs import SEVERITY
 
 __all__ = [
@@ -113,7 +114,7 @@ def finding_text(f: dict) -> str:
     partly = ""
     if f.get("expected") == "unexpected" and f.get("held"):
         partly = f"; an expectation covers {f['held']} of its {f['failing']} failing values"
-    names = (f.get("backends") or f.get("backend") or "tensorflow").split(", ")
+    names = (f.get("backends") or f.get("backend") or DEFAULT_BACKEND).split(", ")
     framework = ", ".join(SPECS[b].title if b in SPECS else b for b in names)
     return (
         f"{f['case']} · {framework} · {f['implementation']} · {f['derivative']} · "
@@ -175,7 +176,7 @@ def statements(findings: pd.DataFrame) -> pd.DataFrame:
         first = dict(same[0])
         backends = [b for b in SPECS if any(r.get("backend") == b for r in same)]
         backends += [r["backend"] for r in same if r.get("backend") not in SPECS]
-        first["backends"] = ", ".join(backends or [first.get("backend") or "tensorflow"])
+        first["backends"] = ", ".join(backends or [first.get("backend") or DEFAULT_BACKEND])
         first["members"] = sum(r["members"] for r in same)
         if len(same) > 1:
             first["modes"] = ", ".join(_union(r["modes"].split(", ") for r in same))

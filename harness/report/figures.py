@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from harness.backends.catalogue import SPECS
+from harness.cases.schema import DEFAULT_BACKEND
 from harness.judge.compare import OUTCOMES, input_columns
 from harness.report.html import COLOURS, svg
 
@@ -72,7 +73,7 @@ def _layout(errors: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
     back end ran (eager first, then its compiled modes: tf.function and XLA, jax.jit,
     torch.compile), one panel each."""
     if "backend" not in errors:
-        errors = errors.assign(backend="tensorflow")
+        errors = errors.assign(backend=DEFAULT_BACKEND)
     order = {m: i for i, m in enumerate(_MODE_ORDER)}
     out = []
     for dtype in (d for d in _DTYPE_ORDER if d in set(errors.dtype)):
@@ -124,7 +125,7 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
     import matplotlib.pyplot as plt
 
     if "backend" not in errors:
-        errors = errors.assign(backend="tensorflow")
+        errors = errors.assign(backend=DEFAULT_BACKEND)
     layout = _layout(errors)
     impls = sorted(errors.implementation.unique())
     # On a grid, one line per combination of the other inputs (a single line through
@@ -200,7 +201,7 @@ def band_figure(
     from matplotlib.colors import ListedColormap
 
     if "backend" not in errors:
-        errors = errors.assign(backend="tensorflow")
+        errors = errors.assign(backend=DEFAULT_BACKEND)
     layout = _layout(errors)
     # Each framework's own bands: the implementations and the methods it ran.
     bands = {
