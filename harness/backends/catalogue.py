@@ -43,6 +43,9 @@ class BackendSpec:
     #: The compiler behind each compiled mode: TensorFlow's ``jit_compile=True`` and
     #: ``jax.jit`` are both XLA, so one XLA rewrite failing in both is one mechanism.
     compilers: tuple[tuple[str, str], ...] = ()
+    #: The module writing each finding's standalone script and probe command
+    #: (``snippet``, ``probe_command``), where the back end has one.
+    repro: str = ""
 
     @property
     def snippet(self) -> str:
@@ -63,6 +66,7 @@ SPECS: dict[str, BackendSpec] = {
         "pip install -e .",
         ("NotImplementedError", "LookupError"),
         (("function", "Grappler"), ("xla", "XLA")),
+        "harness.backends.tensorflow.repro",
     ),
     "jax": BackendSpec(
         "jax",

@@ -1,5 +1,6 @@
-"""How to reproduce a finding: the ``harness probe`` command and the standalone
-TensorFlow script (:mod:`harness.backends.tensorflow.repro`) at its worst point."""
+"""How to reproduce a finding: the ``harness probe`` command and the standalone script
+at its worst point, written by its back end's finding writer where the back end
+registers one (:attr:`harness.backends.catalogue.BackendSpec.repro`: TensorFlow's)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ import json
 import numpy as np
 import pandas as pd
 
+from harness.backends.catalogue import SPECS
 from harness.cases.model import label_partial
+from harness.cases.schema import DEFAULT_BACKEND
 
 __all__ = ["reproduce"]
 
 
 def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tuple[list, list]:
-    """The ``harness probe`` command and the standalone TensorFlow script of each finding,
-    at its worst point, by its worst point's method and mode, at that point's place in the
-    harness's batch (:mod:`harness.backends.tensorflow.repro`)."""
-    from harness.backends.tensorflow.repro import probe_command, snippet
+    """The ``harness probe`` command and the standalone script of each finding, at its
+    worst point, by its worst point's method and mode, at that point's place in the
+    harness's batch; "" for a back end that registers no finding writer."""
+    import importlib
 
     if getattr(case, "experiment", None) or not set(inputs) <= set(errors.columns):
         # An experiment's values come from its own estimators: its page is the way back.
@@ -28,7 +31,11 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
         ids = np.sort(g["point"].unique())
         positions[dtype] = ({int(p): i for i, p in enumerate(ids)}, len(ids))
     if "backend" not in errors:
-        errors = errors.assign(backend="tensorflow")
+        errors = errors.assign(backend=DEFAULT_BACKEND)
+    writers = {}
+    for b in {getattr(f, "backend", "") or DEFAULT_BACKEND for f in findings.itertuples()}:
+        if b in SPECS and SPECS[b].repro:
+            writers[b] = importlib.import_module(SPECS[b].repro)
     # Row positions per combination, and per back end and method the orders and partials
     # the run computed: found once, not by masking the whole table for every finding.
     keys = ["backend", "implementation", "dtype", "partial", "method", "mode"]
@@ -41,9 +48,9 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
     }
     located = errors[[*inputs, "point"]]  # what locating a worst point reads
     for f in findings.itertuples(index=False):
-        backend = getattr(f, "backend", "tensorflow") or "tensorflow"
-        if not f.worst_inputs or not f.worst_method or backend != "tensorflow":
-            # The probe and the scripts are TensorFlow's (JAX and PyTorch: the case page).
+        backend = getattr(f, "backend", DEFAULT_BACKEND) or DEFAULT_BACKEND
+        if not f.worst_inputs or not f.worst_method or backend not in writers:
+            # No finding writer (JAX and PyTorch: their root causes' reproducers).
             probes.append("")
             snippets.append("")
             continue
@@ -61,7 +68,7 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
         # The run computed every partial of its method in one pass; so do both.
         max_order, labels = per_method.get((backend, f.worst_method), (len(f.partial), []))
         probes.append(
-            probe_command(
+            writers[backend].probe_command(
                 path,
                 f.implementation,
                 point,
@@ -79,7 +86,7 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
             method_partials = sorted(
                 {label_partial(lbl, inputs) for lbl in labels}, key=lambda p: (len(p), p)
             )
-            text = snippet(
+            text = writers[backend].snippet(
                 case,
                 f.implementation,
                 point,
