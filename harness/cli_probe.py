@@ -149,10 +149,11 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         batch=args.batch,
         index=args.index,
     )
-    if args.snippet and args.backend == "tensorflow":
-        from harness.backends.tensorflow.repro import snippet
+    writer = SPECS[args.backend].repro
+    if args.snippet and writer:  # the back end's finding writer (TensorFlow's)
+        import importlib
 
-        sys.stdout.write(snippet(**value, partials=beside))
+        sys.stdout.write(importlib.import_module(writer).snippet(**value, partials=beside))
         return 0
     if args.snippet:
         return _minimal_snippet(args.backend, case, value)
@@ -175,9 +176,10 @@ def _minimal_snippet(backend: str, case, value: dict) -> int:
     """A standalone script in ``backend`` (:mod:`harness.backends.snippet`)."""
     import importlib
 
+    from harness.backends.catalogue import SPECS
     from harness.backends.snippet import script
 
-    module = importlib.import_module(f"harness.backends.{backend}.snippet")
+    module = importlib.import_module(SPECS[backend].snippet)
     names = list(case.input_names)
     written = module.write(case, value["implementation"], names)
     if written is None:
@@ -193,7 +195,7 @@ def _minimal_snippet(backend: str, case, value: dict) -> int:
 
 def add_probe_commands(sub) -> None:
     """Add ``probe`` and ``trace`` to the command line's subparsers."""
-    from harness.cases.schema import BACKENDS, DTYPES, METHODS, MODES
+    from harness.cases.schema import BACKENDS, DEFAULT_BACKEND, DTYPES, METHODS, MODES
 
     p = sub.add_parser(
         "trace",
@@ -230,9 +232,9 @@ def add_probe_commands(sub) -> None:
     )
     p.add_argument(
         "--backend",
-        default="tensorflow",
+        default=DEFAULT_BACKEND,
         choices=BACKENDS,
-        help="the framework that computes the value (default tensorflow)",
+        help=f"the framework that computes the value (default {DEFAULT_BACKEND})",
     )
     p.add_argument(
         "--snippet",

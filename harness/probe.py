@@ -14,10 +14,14 @@ through their evaluation of the same batch. This module imports the back end's f
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from harness.backends.catalogue import SPECS
+from harness.cases.schema import DEFAULT_BACKEND
 
 __all__ = ["Probe", "probe"]
 
@@ -45,12 +49,13 @@ def probe(
     batch: int = 1,
     index: int = 0,
     beside: Sequence[tuple[str, ...]] = (),
-    backend: str = "tensorflow",
+    backend: str = DEFAULT_BACKEND,
 ) -> Probe:
     """Evaluate and judge one value (``settings``: :class:`harness.config.Settings`),
     computed in one pass with the partials ``beside`` it (as the run computed them), in
-    ``backend`` (TensorFlow through its own runner, the others through their
-    evaluation of a batch of ``batch`` copies of the point).
+    ``backend`` (through its own runner where it registers one,
+    :attr:`harness.backends.catalogue.BackendSpec.probe`: TensorFlow's; the others
+    through their evaluation of a batch of ``batch`` copies of the point).
 
     Raises
     ------
@@ -59,8 +64,9 @@ def probe(
     """
     names = list(case.input_names)
     partials = sorted({*beside, partial}, key=lambda p: (len(p), p))
-    if backend == "tensorflow":
-        value, status, message = _tensorflow_value(
+    own = SPECS[backend].probe if backend in SPECS else ""
+    if own:  # the back end's own runner (TensorFlow's: the study's value bit for bit)
+        value, status, message = importlib.import_module(own).value(
             case, implementation, point, partial, method, mode, dtype, batch, index, partials
         )
     else:
@@ -79,28 +85,6 @@ def probe(
         )
     return _judged(case, implementation, point, partial, method, mode, dtype, settings, names,
                    value, status, message, backend)  # fmt: skip
-
-
-def _tensorflow_value(
-    case, implementation, point, partial, method, mode, dtype, batch, index, partials
-):
-    from harness.backends.tensorflow.build import build_implementation
-    from harness.backends.tensorflow.evaluate import TF_DTYPES, EvaluationStats, Runner
-    from harness.backends.tensorflow.tfimport import start, tf
-
-    start()
-    impl = case.implementation(implementation)
-    names = list(case.input_names)
-    tf_dtype = TF_DTYPES[dtype]
-    fn = build_implementation(impl, names, tf_dtype, case.functions)
-    xs = {n: tf.constant([float(point[n])] * batch, dtype=tf_dtype) for n in names}
-    runner = Runner(method, mode, dtype, xs, EvaluationStats(), case.label)
-    got = runner.run({implementation: fn}, partials)[implementation].get(partial)
-    if got is None:
-        return np.nan, "missing", "the framework returned None"
-    if hasattr(got, "message"):
-        return np.nan, "error", got.message
-    return float(got[index]), "value", ""
 
 
 def _engine_value(

@@ -46,6 +46,9 @@ class BackendSpec:
     #: The module writing each finding's standalone script and probe command
     #: (``snippet``, ``probe_command``), where the back end has one.
     repro: str = ""
+    #: The module computing one probed value its own way (``value``), where the back end
+    #: has one; the others are probed through ``evaluate_case`` on a batch.
+    probe: str = ""
 
     @property
     def snippet(self) -> str:
@@ -67,6 +70,7 @@ SPECS: dict[str, BackendSpec] = {
         ("NotImplementedError", "LookupError"),
         (("function", "Grappler"), ("xla", "XLA")),
         "harness.backends.tensorflow.repro",
+        "harness.backends.tensorflow.probe",
     ),
     "jax": BackendSpec(
         "jax",
