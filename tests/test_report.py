@@ -330,3 +330,30 @@ def test_root_causes_filter_in_the_page_in_chromium(study):
         browser.close()
     assert counted == f"{kernels} of {len(roots)} root causes shown"
     assert problems == [] and all(u.startswith(("file://", "data:")) for u in requests)
+
+
+@pytest.mark.slow
+def test_provenance_shows_each_framework_by_its_registered_title(study):
+    """The index's provenance tells every framework's facts under its title, whichever
+    framework it is (no framework written into the page's code): TensorFlow's version as
+    the installed distribution says it, its devices and its Grappler options."""
+    import html
+    import re
+
+    where, _, _ = study
+    index = (where / "reports" / "index.html").read_text()
+    row = re.search(r"<tr><th>TensorFlow</th><td>(.*?)</td></tr>", index)
+    assert row is not None
+    text = html.unescape(row.group(1))
+    version = next(v for v in map(_version, ("tensorflow-cpu", "tensorflow")) if v)
+    assert text.startswith(f"tensorflow {version}")
+    assert "; devices " in text and "; grappler_options " in text
+
+
+def _version(distribution: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return ""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.backends.catalogue import SPECS
 from harness.causes.classify import FRAMEWORK_KINDS
 from harness.judge.compare import OUTCOMES
 from harness.report.findings_list import findings_list, load_case_quietly, platform_note, statements
@@ -154,7 +155,6 @@ def index_page(
     for m in case_meta.values():
         for name, facts in (m.get("frameworks") or {}).items():
             frameworks.setdefault(name, facts or {})
-    tf = frameworks.get("tensorflow") or {}
     first = next(iter(case_meta.values()), {})
     prov = {
         "created": meta.get("created"),
@@ -163,13 +163,14 @@ def index_page(
         "python": meta.get("python"),
         "platform": meta.get("platform"),
         "cpu": meta.get("cpu"),
-        "tensorflow": f"{tf.get('tensorflow')} on {', '.join(tf.get('devices', []))}",
+        # Each framework's facts (versions, devices, flags), in the registry's order.
         **{
-            name: ", ".join(f"{k} {v}" for k, v in facts.items())
-            for name, facts in frameworks.items()
-            if name != "tensorflow"
+            SPECS[name].title if name in SPECS else name: _facts(name, frameworks[name])
+            for name in [
+                *(n for n in SPECS if n in frameworks),
+                *sorted(set(frameworks) - set(SPECS)),
+            ]
         },
-        "grappler options": json.dumps(tf.get("grappler_options")),
         "packages": ", ".join(f"{k} {v}" for k, v in (meta.get("packages") or {}).items()),
         "study settings": json.dumps(first.get("study")),
         "reference": json.dumps(first.get("reference")),
@@ -312,3 +313,16 @@ def _certified(path: Path) -> tuple[int, int] | None:
         return None
     # Rows where the ball proves no value exists (0/0, a kink) have nothing to certify.
     return int(row["certified"]), int(row["rows"]) - int(row.get("undefined", 0) or 0)
+
+
+def _facts(name: str, facts: dict) -> str:
+    """A framework's facts as one line, its own version first: ``tensorflow 2.21.0;
+    devices /device:CPU:0; ...``."""
+
+    def show(value) -> str:
+        if isinstance(value, (list, tuple)):
+            return ", ".join(map(str, value))
+        return json.dumps(value) if isinstance(value, dict) else str(value)
+
+    keys = sorted(facts, key=lambda k: k != name)
+    return "; ".join(f"{k} {show(facts[k])}" for k in keys)
