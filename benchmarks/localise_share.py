@@ -40,6 +40,9 @@ def main() -> None:
     for rule, seconds in sorted(s.items(), key=lambda kv: -kv[1]):
         print(f"{rule:24s} {seconds:7.1f} s")
     print(f"{'all jobs':24s} {total:7.1f} s")
+    if total - local <= 0 or evaluate - local <= 0:
+        print(f"localisation: {local:.1f} s; no job records to compare it with")
+        return
     print(
         f"localisation: {local:.1f} s, inside the evaluation jobs' {evaluate:.1f} s; it adds "
         f"{100 * local / (evaluate - local):.1f}% to them and {100 * local / (total - local):.1f}% "

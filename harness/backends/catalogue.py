@@ -68,9 +68,9 @@ SPECS: dict[str, BackendSpec] = {
         DTYPES,
         "pip install -e .",
         ("NotImplementedError", "LookupError"),
-        (("function", "Grappler"), ("xla", "XLA")),
-        "harness.backends.tensorflow.repro",
-        "harness.backends.tensorflow.probe",
+        compilers=(("function", "Grappler"), ("xla", "XLA")),
+        repro="harness.backends.tensorflow.repro",
+        probe="harness.backends.tensorflow.probe",
     ),
     "jax": BackendSpec(
         "jax",
@@ -82,7 +82,7 @@ SPECS: dict[str, BackendSpec] = {
         DTYPES,
         "pip install -e .[jax]",
         ("NotImplementedError", "TypeError", "UnexpectedTracerError"),
-        (("jit", "XLA"),),
+        compilers=(("jit", "XLA"),),
     ),
     "torch": BackendSpec(
         "torch",
@@ -93,8 +93,7 @@ SPECS: dict[str, BackendSpec] = {
         ("eager", "compile"),
         DTYPES,
         "pip install -e .[torch]",
-        ("NotImplementedError",),
-        (("compile", "TorchInductor"),),
+        compilers=(("compile", "TorchInductor"),),
     ),
 }
 assert tuple(SPECS) == BACKENDS

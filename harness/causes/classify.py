@@ -31,9 +31,10 @@ The first rule that applies decides (each says what it rests on):
    mode is right in TensorFlow and in JAX is one mechanism;
 8. ``framework``: another back end gets most of its points right by the same methods
    (nearly all of them, :data:`DECISIVE`, where the value is finite with bits lost:
-   below that, each framework rounds at the tolerance's edge in its own places), unless the localisation judged every primitive right at its own arguments and the
-   value is finite with bits lost (severity 2 or 1): then the framework's rules are
-   right there and only its rounding differs, which is the expression's (``formula``);
+   below that, each framework rounds at the tolerance's edge in its own places), unless
+   the localisation judged every primitive right at its own arguments and the value is
+   finite with bits lost (severity 2 or 1): then the framework's rules are right there
+   and only its rounding differs, which is the expression's (``formula``);
 9. ``formula``: every primitive is right at its own arguments; the expression overflows,
    underflows or cancels (the intermediate is named where one lies beyond the dtype).
 

@@ -95,23 +95,23 @@ def classify_findings(
     if findings.empty:
         return findings.assign(kind="", subject="", impact=0, root_cause="")
     kinds, subjects, impacts, roots = [], [], [], []
-    for f in findings.to_dict("records"):
+    # A hand-written rule proven not the derivative is one mechanism whatever its values
+    # come to (a NaN at some points, a wrong value or no gradient at others): its
+    # findings share one root cause, keyed by their most striking outcome class.
+    proven: dict[str, list[int]] = {}
+    for i, f in enumerate(findings.to_dict("records")):
         kind, subject = decide(f, refusals(f["backend"]), compilers(f["backend"]))
         f["kind"] = kind
         kinds.append(kind)
         subjects.append(subject)
         impacts.append(severity(f))
         roots.append(_key(kind, subject, f))
-    # A hand-written rule proven not the derivative is one mechanism whatever its values
-    # come to (a NaN at some points, a wrong value or no gradient at others): its
-    # findings share one root cause, keyed by their most striking outcome class.
-    proven: dict[str, list[int]] = {}
-    for i, (kind, f) in enumerate(zip(kinds, findings.to_dict("records"))):
         if kind == "rule" and any(not r["right"] for r in json.loads(f.get("rules") or "[]")):
-            proven.setdefault(subjects[i], []).append(i)
-    outcomes = findings["outcome"].map(outcome_class).tolist()
+            proven.setdefault(subject, []).append(i)
     for subject, members in proven.items():
-        first = min((outcomes[i] for i in members), key=_STRIKING.index)
+        first = min(
+            (outcome_class(findings["outcome"].iat[i]) for i in members), key=_STRIKING.index
+        )
         for i in members:
             roots[i] = f"rule:{subject}:{first}"
     return findings.assign(kind=kinds, subject=subjects, impact=impacts, root_cause=roots)

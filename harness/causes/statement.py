@@ -34,7 +34,7 @@ WRONG_WORDS = {
 def _what(row: dict, group: pd.DataFrame) -> str:
     """What the values are, in words: per outcome class its members show (the worst of
     the class's members telling how far a finite value is off), most striking first."""
-    impact = group["impact"] if "impact" in group else pd.Series(row["severity"], group.index)
+    impact = group["impact"]
     classes = group["outcome"].map(outcome_class)
     words = []
     for c in ("nonfinite", "wrong", "missing", "error"):
