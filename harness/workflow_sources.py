@@ -34,6 +34,13 @@ _COMMON = (
     "cases/expressions.py",
     "cases/magnitude.py",
     "cases/yaml_lines.py",
+    "operators/__init__.py",
+    "operators/model.py",
+    "operators/table.py",
+    "operators/arb.py",
+    "operators/mp_elementary.py",
+    "operators/mp_special.py",
+    "operators/mp_jets.py",
     "registered/__init__.py",
     "registered/catalogue.py",
     "registered/register.py",
@@ -73,8 +80,6 @@ _REFERENCE = (
     "reference/balls.py",
     "reference/series.py",
     "reference/jets.py",
-    "reference/kernels.py",
-    "reference/special.py",
 )
 
 # Judging rows and stating findings.
@@ -91,6 +96,7 @@ _JUDGING = (
     "backends/tensorflow/__init__.py",
     "backends/tensorflow/repro.py",
     "backends/tensorflow/source.py",
+    "backends/snippet.py",
     "judge/runs.py",
     "numerics/fd_model.py",
     "numerics/stencils.py",
@@ -114,8 +120,6 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "reference": (
         "reference/__init__.py",
         "reference/verify.py",
-        "reference/kernels.py",
-        "reference/special.py",
         "reference/table.py",
         "reference/rounded.py",
         "reference/cache.py",

@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "harness"
 LAYERS = (
     ("numerics", "results", "provenance"),
     ("registered",),
+    ("operators",),
     ("cases",),
     ("reference",),
     ("backends",),

@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 
 from harness.cases import expressions as ex
 from harness.cases.model import NestedRule
+from harness.operators import OPERATORS, Kernel
 
 __all__ = [
     "Style",
     "Table",
     "expression_text",
     "function_block",
+    "operator_texts",
     "registered_blocks",
     "rule_texts",
     "script",
@@ -39,6 +41,19 @@ class Table:
     where: str
     compare: Mapping[str, str]
     integer_pow: bool = False  # ``x**3`` with a Python int exponent
+
+
+def operator_texts(backend: str, stack: str) -> dict[str, str]:
+    """Every operator's kernel in ``backend`` as a callable's source text, from the
+    operator table (``stack`` writes the arguments ``a`` stacked along a new first axis).
+    An operator without a kernel there is left out: the back end reports a case that
+    calls it as not applicable before any script is written."""
+    out = {}
+    for name, op in OPERATORS.items():
+        kernel = op.kernels.get(backend)
+        if isinstance(kernel, Kernel):
+            out[name] = kernel.source(stack)
+    return out
 
 
 def expression_text(node: ex.Node, env: Mapping[str, str], table: Table, functions=None) -> str:

@@ -11,6 +11,7 @@ which each back end's ``build`` module supplies to :func:`compile_functions` and
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,9 +20,17 @@ from typing import Any
 from harness.backends.interface import NotApplicable
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation
+from harness.operators import OPERATORS, Kernel, NoKernel
 from harness.registered import catalogue as registry
 
-__all__ = ["Kernels", "build_implementation", "compile_functions", "walk"]
+__all__ = [
+    "Kernels",
+    "build_implementation",
+    "compile_functions",
+    "operator_functions",
+    "registered_port",
+    "walk",
+]
 
 
 @dataclass(frozen=True)
@@ -29,15 +38,58 @@ class Kernels:
     """A framework's kernels for the expression language."""
 
     constant: Callable[[float, Any], Any]  # (value, dtype) -> a constant array
-    unary: Mapping[str, Callable]
-    binary: Mapping[str, Callable]
-    variadic: Mapping[str, Callable]
+    operators: Mapping[str, Callable]  # each named function: :func:`operator_functions`
     compare: Mapping[str, Callable]
     where: Callable
     # ``x**3`` with a Python int exponent, as user code writes it (JAX's integer_pow;
     # jet's rule for a float exponent takes log x, NaN for x < 0). TensorFlow's Pow
     # takes a tensor exponent either way.
     integer_pow: bool = False
+
+
+def operator_functions(
+    backend: str, modules: Mapping[str, Any], stack: Callable
+) -> dict[str, Callable]:
+    """Every operator's kernel in ``backend`` (the operator table's text, resolved in the
+    framework's ``modules``: ``{"tf": tf}``) as a callable; ``stack(*a)`` stacks arrays
+    along a new first axis, for the reductions. An operator the framework has no kernel
+    for raises :class:`NotApplicable` with the table's reason where a case calls it."""
+    out = {}
+    for name, op in OPERATORS.items():
+        kernel = op.kernels.get(backend) or NoKernel(
+            f"the operator table names no {backend} kernel"
+        )
+        out[name] = resolve_kernel(name, kernel, modules, stack)
+    return out
+
+
+def resolve_kernel(
+    name: str, kernel: Kernel | NoKernel, modules: Mapping[str, Any], stack: Callable | None
+) -> Callable:
+    if isinstance(kernel, Kernel):
+        root, *parts = kernel.path.split(".")
+        fn = modules[root]
+        try:
+            for part in parts:
+                fn = getattr(fn, part)
+        except AttributeError:
+            kernel = NoKernel(f"{kernel.path} is not in the installed version")
+    if isinstance(kernel, NoKernel):
+        reason = kernel.reason
+
+        def absent(*args):
+            raise NotApplicable(f"{name}() has no kernel here: {reason}")
+
+        return absent
+    call = ast.parse(f"f({kernel.keywords})", mode="eval").body
+    keywords = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    if kernel.stacked and kernel.first:
+        return lambda *a: fn(stack(*a), **keywords)[0]
+    if kernel.stacked:
+        return lambda *a: fn(stack(*a), **keywords)
+    if keywords:
+        return lambda *a: fn(*a, **keywords)
+    return fn
 
 
 def walk(node: ex.Node, env: Mapping, dtype, kernels: Kernels, functions: Mapping | None = None):
@@ -75,11 +127,7 @@ def walk(node: ex.Node, env: Mapping, dtype, kernels: Kernels, functions: Mappin
             args = [go(a) for a in n.args]
             if n.func in functions:
                 return functions[n.func](*args)
-            if n.func in kernels.unary:
-                return kernels.unary[n.func](args[0])
-            if n.func in kernels.variadic:
-                return kernels.variadic[n.func](*args)
-            return kernels.binary[n.func](*args)
+            return kernels.operators[n.func](*args)
         if isinstance(n, ex.Where):
             cond = kernels.compare[n.cond.op](go(n.cond.left), go(n.cond.right))
             return kernels.where(cond, go(n.then), go(n.otherwise))

@@ -2,8 +2,9 @@
 
 An expression is never evaluated by Python. :func:`parse` walks the syntax tree and
 accepts only the node kinds listed below, building a small immutable tree of
-:class:`Node` objects that the back ends (:mod:`harness.backends.tensorflow.build` for TensorFlow,
-:mod:`harness.reference.jets` for the mpmath reference) compile on their own.
+:class:`Node` objects that the back ends (:mod:`harness.backends.walker`) and the
+references (:mod:`harness.reference.jets`, :mod:`harness.reference.balls`) compile on
+their own. What a named function is lives in the operator table (:mod:`harness.operators`).
 
 Accepted:
 
@@ -26,6 +27,8 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from harness.operators import OPERATORS
+
 __all__ = [
     "FUNCTIONS",
     "VARIADIC",
@@ -47,22 +50,17 @@ __all__ = [
     "unparse",
 ]
 
-#: Named functions and their arity. Each maps to the framework's own kernel in a back
-#: end (``softplus`` is ``tf.math.softplus`` with its registered gradient), so a case
-#: tests the framework, not a re-implementation.
-FUNCTIONS: dict[str, int] = {
-    **dict.fromkeys(
-        ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh"), 1
-    ),
-    **dict.fromkeys(("sigmoid", "softplus", "log_sigmoid", "elu", "selu", "gelu", "gelu_tanh"), 1),
-    **dict.fromkeys(("erf", "erfc", "lgamma", "digamma", "atan", "asinh", "acosh", "atanh"), 1),
-    "abs": 1,
-    **dict.fromkeys(("maximum", "minimum", "atan2", "xlogy", "xlog1py", "pow"), 2),
-}
+#: Named functions and their arity, from the operator table (:mod:`harness.operators`):
+#: each maps to the framework's own kernel in a back end (``softplus`` is
+#: ``tf.math.softplus`` with its registered gradient), so a case tests the framework,
+#: not a re-implementation.
+FUNCTIONS: dict[str, int] = {name: op.arity[0] for name, op in OPERATORS.items() if not op.variadic}
 
 #: Named functions of any number of arguments within a range: ``logsumexp(a, b, c)``,
 #: and ``log_softmax(a, b, c)``, the first component of the log-softmax of its arguments.
-VARIADIC: dict[str, tuple[int, int]] = {"logsumexp": (2, 8), "log_softmax": (2, 8)}
+VARIADIC: dict[str, tuple[int, int]] = {
+    name: op.arity for name, op in OPERATORS.items() if op.variadic
+}
 
 CONSTANTS = ("pi",)
 

@@ -26,6 +26,7 @@ from flint import arb
 
 from harness.cases.model import Case, Partial
 from harness.numerics.floats import FORMATS, round_mpf, to_format
+from harness.operators.arb import Undefined, Unsupported
 from harness.reference import balls
 from harness.reference.jets import space_for
 from harness.reference.series import evaluate_series
@@ -248,9 +249,9 @@ def _settle(group, bits: int, compute) -> dict:
     """The balls ``compute()`` gives for ``group``; or, where it raises, the reason."""
     try:
         return {p: _ball(x, bits) for p, x in compute().items()}
-    except balls.Undefined as exc:
+    except Undefined as exc:
         return {p: Ball(None, None, bits, str(exc)) for p in group}
-    except balls.Unsupported as exc:
+    except Unsupported as exc:
         return {p: Ball(None, None, bits, f"Arb: {exc}") for p in group}
 
 

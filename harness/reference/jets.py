@@ -43,7 +43,7 @@ from functools import cache
 import mpmath
 
 from harness.cases import expressions as ex
-from harness.reference import kernels, special
+from harness.operators import OPERATORS
 
 __all__ = ["Jet", "JetSpace", "cancelled_bits", "evaluate", "space_for"]
 
@@ -208,6 +208,30 @@ class Jet:
             out.append(s)
         return Jet(self.space, out)
 
+    def reciprocal(self) -> Jet:
+        """``1 / self`` (NaN everywhere at 0)."""
+        x = self.c[0]
+        if x == 0:
+            return Jet(self.space, [_mp.nan] * self.space.size)
+        inv = 1 / x
+        coeffs = [inv]
+        for _ in range(self.space.total):
+            coeffs.append(-coeffs[-1] * inv)
+        return self.compose(coeffs)
+
+    def with_value(self, value) -> Jet:
+        """The same derivatives with another value (one computed without cancellation)."""
+        return Jet(self.space, [value] + list(self.c[1:]))
+
+    def nan_derivatives(self) -> Jet:
+        """The value, and NaN for every derivative (none exists here)."""
+        return Jet(self.space, [self.c[0]] + [_mp.nan] * (self.space.size - 1))
+
+    def switch(self, other: Jet, steady: frozenset[int] = frozenset()) -> Jet:
+        """The jet at a switch point (:meth:`JetSpace.switch`), NaN where no derivative
+        is: ``self`` holds here, ``other`` arbitrarily near."""
+        return Jet(self.space, self.space.switch(self.c, other.c, steady, _equal, _mp.nan))
+
     def compose(self, coeffs: Sequence) -> Jet:
         """``Σ_k coeffs[k] · (self - self.value)^k`` (coeffs[k] = f^(k)(value)/k!)."""
         if self.is_constant():
@@ -231,121 +255,11 @@ class Jet:
         return out
 
 
-def _nan_derivatives(j: Jet) -> Jet:
-    return Jet(j.space, [j.c[0]] + [_mp.nan] * (j.space.size - 1))
-
-
-def _switch(chosen: Jet, other: Jet, steady: frozenset[int] = frozenset()) -> Jet:
-    """The jet at a switch point (:meth:`JetSpace.switch`), NaN where no derivative is."""
-    return Jet(chosen.space, chosen.space.switch(chosen.c, other.c, steady, _equal, _mp.nan))
-
-
 def _equal(a, b) -> bool:
     return a == b
 
 
-def _abs(u: Jet) -> Jet:
-    if u.value > 0:
-        return u
-    if u.value < 0:
-        return -u
-    return _switch(u, -u)
-
-
-def _extremum(a: Jet, b: Jet, larger: bool) -> Jet:
-    if a.value == b.value:
-        return _switch(a, b)  # a kink unless the two agree along α's variables
-    return a if (a.value > b.value) == larger else b
-
-
-def _reciprocal(u: Jet) -> Jet:
-    x = u.value
-    n = u.space.total
-    if x == 0:
-        return Jet(u.space, [_mp.nan] * u.space.size)
-    inv = 1 / x
-    coeffs = [inv]
-    for _ in range(n):
-        coeffs.append(-coeffs[-1] * inv)
-    return u.compose(coeffs)
-
-
-def _pow(left: Jet, right: Jet) -> Jet:
-    total = left.space.total
-    if right.is_constant():
-        return left.compose(kernels.power(left.value, right.value, total))
-    # u**v = exp(v log u): defined for u > 0 only.
-    product = right * left.compose(kernels.log(left.value, total))
-    return product.compose(kernels.exp(product.value, total))
-
-
-def _with_value(j: Jet, value) -> Jet:
-    return Jet(j.space, [value] + list(j.c[1:]))
-
-
-def _atan2(v: Jet, u: Jet) -> Jet:
-    """atan2(y, x): the derivatives of atan(y/x) (or of -atan(x/y) where |y| > |x|, so
-    nothing divides by a small number); at the origin and on the branch cut (y = 0,
-    x < 0: a jump from pi to -pi) no derivative exists."""
-    y, x = v.value, u.value
-    value = _mp.atan2(y, x)
-    if (y == 0 and x <= 0) and not (u.is_constant() and v.is_constant()):
-        return _nan_derivatives(u.space.constant(value))
-    total = u.space.total
-    if abs(x) >= abs(y):
-        ratio = v * _reciprocal(u)
-        j = ratio.compose(special.SPECIAL["atan"](ratio.value, total))
-    else:
-        ratio = u * _reciprocal(v)
-        j = -ratio.compose(special.SPECIAL["atan"](ratio.value, total))
-    return _with_value(j, value)
-
-
-def _x_log(kernel: Callable, zero_at) -> Callable:
-    """xlogy / xlog1py: ``x * log(y)`` (``log1p``), 0 wherever x = 0 (also where the log
-    is infinite, and then its derivatives in x do not exist)."""
-
-    def apply(u: Jet, v: Jet) -> Jet:
-        if u.value == 0 and v.value == zero_at:
-            return _nan_derivatives(u.space.constant(_mp.zero))
-        out = u * v.compose(kernel(v.value, u.space.total))
-        return _with_value(out, _mp.zero) if u.value == 0 else out
-
-    return apply
-
-
-def _logsumexp(*args: Jet) -> Jet:
-    """log Σ exp(u_i), the exponentials taken relative to the largest value."""
-    total = args[0].space.total
-    top = max(a.value for a in args)
-    terms = [a.compose(kernels.exp(a.value - top, total)) for a in args]
-    s = terms[0]
-    for t in terms[1:]:
-        s = s + t
-    out = s.compose(kernels.log(s.value, total))
-    return _with_value(out, top + out.value)
-
-
-def _log_softmax(*args: Jet) -> Jet:
-    """The first component of log_softmax(u_1, ..., u_n): u_1 - logsumexp(u); its value
-    as -log1p(Σ_{i>1} exp(u_i - u_1)), which does not cancel."""
-    rest = [a.value - args[0].value for a in args[1:]]
-    value = -_mp.log1p(_mp.fsum(_mp.exp(r) for r in rest))
-    lse = _logsumexp(*args)
-    first = _with_value(args[0], _mp.zero)
-    return _with_value(first - _with_value(lse, _mp.zero), value)
-
-
-_UNARY: dict[str, Callable] = {**kernels.UNARY, **special.SPECIAL}
-_MANY: dict[str, Callable] = {
-    "atan2": _atan2,
-    "xlogy": _x_log(kernels.log, 0),
-    "xlog1py": _x_log(kernels.UNARY["log1p"], -1),
-    "pow": _pow,
-    "logsumexp": _logsumexp,
-    "log_softmax": _log_softmax,
-}
-
+_POWER = OPERATORS["pow"].mpmath  # the ``**`` operator is the pow function
 
 _COMPARE = {
     "lt": lambda a, b: a < b,
@@ -393,17 +307,14 @@ def evaluate(node: ex.Node, point: Mapping[str, object], space: JetSpace) -> Jet
             if n.op == "mul":
                 return left * right
             if n.op == "div":
-                return left * _reciprocal(right)
-            return _pow(left, right)
+                return left * right.reciprocal()
+            return _POWER(left, right)
         if isinstance(n, ex.Call):
-            if n.func == "abs":
-                return _abs(go(n.args[0]))
-            if n.func in ("maximum", "minimum"):
-                return _extremum(go(n.args[0]), go(n.args[1]), n.func == "maximum")
-            if n.func in _MANY:
-                return _MANY[n.func](*(go(a) for a in n.args))
+            op = OPERATORS[n.func]
+            if not op.pointwise:
+                return op.mpmath(*(go(a) for a in n.args))
             u = go(n.args[0])
-            return u.compose(_UNARY[n.func](u.value, space.total))
+            return u.compose(op.mpmath(u.value, space.total))
         if isinstance(n, ex.Where):
             left, right = go(n.cond.left).value, go(n.cond.right).value
             cond = _COMPARE[n.cond.op](left, right)
@@ -411,7 +322,7 @@ def evaluate(node: ex.Node, point: Mapping[str, object], space: JetSpace) -> Jet
             if left != right:
                 return go(chosen)
             # The condition's sides meet: the other branch holds arbitrarily near.
-            return _switch(go(chosen), go(other), space.steady(n.cond))
+            return go(chosen).switch(go(other), space.steady(n.cond))
         raise TypeError(f"cannot evaluate {n!r}")
 
     return go(node)

@@ -2,9 +2,11 @@
 
 For the partials in one variable (all of softplus's and composition's; logistic's in
 ``t``, in ``r`` and in ``y0``), the expression is evaluated as an ``arb_series`` in that
-variable, once per variable, compiled once per expression: one C call per operation, where :func:`harness.reference.balls.evaluate` composes multivariate ball jets
-coefficient by coefficient in Python. The kernels, their branch choices and what is
-undefined are :mod:`harness.reference.balls`'s; an exact switch point falls back to it.
+variable, once per variable, compiled once per expression: one C call per operation,
+where :func:`harness.reference.balls.evaluate` composes multivariate ball jets
+coefficient by coefficient in Python. The rules, their branch choices and what is
+undefined are the operator table's (:mod:`harness.operators.arb`); an exact switch point
+falls back to the ball jets.
 """
 
 from __future__ import annotations
@@ -14,21 +16,12 @@ from collections.abc import Callable, Mapping
 from flint import arb, arb_series
 
 from harness.cases import expressions as ex
-from harness.reference.balls import (
-    COMPARE,
-    KERNELS,
-    Unsupported,
-    evaluate,
-    require_nonzero,
-    require_positive,
-)
+from harness.operators import OPERATORS, ArbRule
+from harness.operators.arb import Generic, Unsupported, require_nonzero
+from harness.reference.balls import COMPARE, evaluate
 from harness.reference.jets import JetSpace
 
 __all__ = ["evaluate_series"]
-
-
-class _Generic(Exception):
-    """A node the one-variable series path leaves to the general ball jets."""
 
 
 def evaluate_series(node: ex.Node, point: Mapping[str, arb], name: str, n: int) -> list:
@@ -42,11 +35,13 @@ def evaluate_series(node: ex.Node, point: Mapping[str, arb], name: str, n: int) 
         hit = _PROGRAMS[key] = (node, _compile(node, name, n))
     try:
         return list(hit[1](point).coeffs()) + [arb(0)] * (n + 1)
-    except _Generic:
+    except Generic:
         space = JetSpace((name,), {name: n}, n)
         jet = evaluate(node, point, space)
         return [jet.c[space.position[(k,)]] for k in range(n + 1)]
 
+
+_POWER = OPERATORS["pow"].arb.line  # the ``**`` operator is the pow function
 
 #: Compiled expressions: (id of the node, variable, order) -> (node, program).
 _PROGRAMS: dict[tuple[int, str, int], tuple] = {}
@@ -89,14 +84,12 @@ def _compile(node: ex.Node, name: str, n: int) -> Callable[[Mapping[str, arb]], 
         if isinstance(m, ex.Where):
             return _where(m, go, COMPARE[m.cond.op])
         if isinstance(m, ex.Call):
-            if m.func == "pow":
-                a, b = go(m.args[0]), go(m.args[1])
-                return lambda pt: _series_pow(a(pt), b(pt))
-            if m.func in ("abs", "maximum", "minimum"):
-                return _branch(m.func, [go(a) for a in m.args])
-            if len(m.args) != 1 or m.func not in KERNELS:
+            op = OPERATORS[m.func]
+            if op.arb is None:
                 return _unsupported(f"no Arb kernel for {m.func}()")
-            return _kernel(m.func, go(m.args[0]), prec)
+            if not op.pointwise:
+                return _line(op.arb.line, [go(a) for a in m.args])
+            return _kernel(op.arb, go(m.args[0]), prec)
         return _unsupported(f"cannot evaluate {type(m).__name__}")
 
     return go(node)
@@ -126,7 +119,7 @@ def _binary(op: str, a: Callable, b: Callable) -> Callable:
             return x / y
 
         return div
-    return lambda pt: _series_pow(a(pt), b(pt))
+    return lambda pt: _POWER(a(pt), b(pt))
 
 
 def _where(m: ex.Where, go: Callable, compare: Callable) -> Callable:
@@ -137,51 +130,27 @@ def _where(m: ex.Where, go: Callable, compare: Callable) -> Callable:
         d = _value(left(pt)) - _value(right(pt))
         yes, no = compare(d)
         if d.is_zero() or not (yes or no):
-            raise _Generic
+            raise Generic
         return then(pt) if yes else otherwise(pt)
 
     return where
 
 
-def _branch(func: str, args: list) -> Callable:
-    def branch(pt):
-        values = [a(pt) for a in args]
-        d = _value(values[0]) - (_value(values[1]) if len(values) > 1 else arb(0))
-        if not (d > 0 or d < 0):
-            raise _Generic
-        if func == "abs":
-            return values[0] if d > 0 else -values[0]
-        return values[0] if (d > 0) == (func == "maximum") else values[1]
-
-    return branch
+def _line(rule: Callable, args: list) -> Callable:
+    return lambda pt: rule(*(a(pt) for a in args))
 
 
-def _kernel(func: str, arg: Callable, prec: int) -> Callable:
-    series, exact_value = KERNELS[func]
-
+def _kernel(rule: ArbRule, arg: Callable, prec: int) -> Callable:
     def kernel(pt):
         u = arg(pt)
         x0 = _value(u)
-        if func == "tanh" and x0.is_zero():
-            raise _Generic
-        out = series(u, x0)
-        if exact_value is not None:
+        if rule.exact is not None and rule.exact(x0, prec - 1) is not None:
+            raise Generic  # an exact point: the ball jets' exact coefficients
+        out = rule.series(u, x0)
+        if rule.value is not None:
             c = list(out.coeffs()) or [arb(0)]
-            c[0] = exact_value(x0)
+            c[0] = rule.value(x0)
             out = arb_series(c, prec=prec)
         return out
 
     return kernel
-
-
-def _series_pow(a, b):
-    c = b.coeffs()
-    exponent = c[0] if c else arb(0)
-    constant = all(x.is_zero() for x in c[1:])
-    if constant and exponent.is_exact() and exponent.is_integer():
-        k = int(exponent.unique_fmpz())
-        if k < 0:
-            require_nonzero(_value(a), "a negative power")
-        return a**k
-    require_positive(_value(a), "a real power")
-    return (b * a.log()).exp()

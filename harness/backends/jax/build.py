@@ -1,7 +1,7 @@
 """Compile case expressions and implementations to JAX.
 
-Every named function maps to JAX's own kernel (``softplus`` is ``jax.nn.softplus``, with
-its ``custom_jvp`` rule; ``lgamma`` is ``jax.scipy.special.gammaln``) and every operator
+Every named function maps to JAX's own kernel, the operator table's (:mod:`harness.operators`:
+``softplus`` is ``jax.nn.softplus``, with its ``custom_jvp`` rule; ``lgamma`` is ``jax.scipy.special.gammaln``) and every operator
 to the Python operator on arrays (``b**2`` is ``jnp.power``, as in user code). Numbers
 become arrays of the working dtype.
 
@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
-import jax.scipy.special as jss
+import jax.scipy.special  # the kernels of the operator table name jax.scipy.special
 
 from harness.backends.sweep import NotApplicable
-from harness.backends.walker import Kernels, registered_port, walk
+from harness.backends.walker import Kernels, operator_functions, registered_port, walk
 from harness.backends.walker import build_implementation as shared_build
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
@@ -39,54 +39,12 @@ DTYPES = {
     "float64": jnp.float64,
 }
 
-_UNARY: dict[str, Callable] = {
-    "exp": jnp.exp,
-    "expm1": jnp.expm1,
-    "log": jnp.log,
-    "log1p": jnp.log1p,
-    "sqrt": jnp.sqrt,
-    "sin": jnp.sin,
-    "cos": jnp.cos,
-    "tan": jnp.tan,
-    "sinh": jnp.sinh,
-    "cosh": jnp.cosh,
-    "tanh": jnp.tanh,
-    "sigmoid": jax.nn.sigmoid,
-    "softplus": jax.nn.softplus,
-    "log_sigmoid": jax.nn.log_sigmoid,
-    "elu": jax.nn.elu,
-    "selu": jax.nn.selu,
-    "gelu": lambda x: jax.nn.gelu(x, approximate=False),
-    "gelu_tanh": lambda x: jax.nn.gelu(x, approximate=True),
-    "erf": jss.erf,
-    "erfc": jss.erfc,
-    "lgamma": jss.gammaln,
-    "digamma": jss.digamma,
-    "atan": jnp.arctan,
-    "asinh": jnp.arcsinh,
-    "acosh": jnp.arccosh,
-    "atanh": jnp.arctanh,
-    "abs": jnp.abs,
-}
-_BINARY = {
-    "maximum": jnp.maximum,
-    "minimum": jnp.minimum,
-    "atan2": jnp.arctan2,
-    "xlogy": jss.xlogy,
-    "xlog1py": jss.xlog1py,
-    "pow": jnp.power,
-}
-
 
 def _stack(*args):
     shape = jnp.broadcast_shapes(*(jnp.shape(a) for a in args))
     return jnp.stack([jnp.broadcast_to(a, shape) for a in args])
 
 
-_VARIADIC = {
-    "logsumexp": lambda *a: jss.logsumexp(_stack(*a), axis=0),
-    "log_softmax": lambda *a: jax.nn.log_softmax(_stack(*a), axis=0)[0],
-}
 _COMPARE = {
     "lt": jnp.less,
     "le": jnp.less_equal,
@@ -100,9 +58,7 @@ _COMPARE = {
 #: The kernels for the expression language (integer exponents as Python ints).
 KERNELS = Kernels(
     constant=lambda value, dtype: jnp.asarray(value, dtype),
-    unary=_UNARY,
-    binary=_BINARY,
-    variadic=_VARIADIC,
+    operators=operator_functions("jax", {"jnp": jnp, "jax": jax}, _stack),
     compare=_COMPARE,
     where=jnp.where,
     integer_pow=True,

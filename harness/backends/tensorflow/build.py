@@ -1,7 +1,7 @@
 """Compile case expressions and implementations to TensorFlow.
 
-Every named function maps to TensorFlow's own kernel (``softplus`` is
-``tf.math.softplus`` with its registered gradient) and every operator to the Python
+Every named function maps to TensorFlow's own kernel, the operator table's
+(:mod:`harness.operators`: ``softplus`` is ``tf.math.softplus`` with its registered gradient) and every operator to the Python
 operator on tensors (``b**2`` is ``tf.pow`` exactly as in user code), so a case tests
 the framework, not a re-implementation. Numbers become constants of the working dtype;
 no arithmetic is done in Python.
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from harness.backends.tensorflow.tfimport import tf
-from harness.backends.walker import Kernels, walk
+from harness.backends.walker import Kernels, operator_functions, walk
 from harness.backends.walker import build_implementation as shared_build
 from harness.backends.walker import compile_functions as shared_functions
 from harness.cases import expressions as ex
@@ -33,44 +33,6 @@ __all__ = [
 
 Functions = Mapping[str, Callable[..., tf.Tensor]]
 
-_UNARY: dict[str, Callable[[tf.Tensor], tf.Tensor]] = {
-    "exp": tf.exp,
-    "expm1": tf.math.expm1,
-    "log": tf.math.log,
-    "log1p": tf.math.log1p,
-    "sqrt": tf.sqrt,
-    "sin": tf.sin,
-    "cos": tf.cos,
-    "tan": tf.tan,
-    "sinh": tf.sinh,
-    "cosh": tf.cosh,
-    "tanh": tf.tanh,
-    "sigmoid": tf.sigmoid,
-    "softplus": tf.math.softplus,
-    "log_sigmoid": tf.math.log_sigmoid,
-    "elu": tf.nn.elu,
-    "selu": tf.nn.selu,
-    "gelu": lambda x: tf.nn.gelu(x, approximate=False),
-    "gelu_tanh": lambda x: tf.nn.gelu(x, approximate=True),
-    "erf": tf.math.erf,
-    "erfc": tf.math.erfc,
-    "lgamma": tf.math.lgamma,
-    "digamma": tf.math.digamma,
-    "atan": tf.math.atan,
-    "asinh": tf.math.asinh,
-    "acosh": tf.math.acosh,
-    "atanh": tf.math.atanh,
-    "abs": tf.abs,
-}
-_BINARY_FUNCS = {
-    "maximum": tf.maximum,
-    "minimum": tf.minimum,
-    "atan2": tf.math.atan2,
-    "xlogy": tf.math.xlogy,
-    "xlog1py": tf.math.xlog1py,
-    "pow": tf.math.pow,
-}
-
 
 def _stack(*args: tf.Tensor) -> tf.Tensor:
     """The arguments along a new first axis, each broadcast to their common shape (a
@@ -79,11 +41,6 @@ def _stack(*args: tf.Tensor) -> tf.Tensor:
     return tf.stack([tf.broadcast_to(a, shape) for a in args])
 
 
-#: Functions of several arguments: the framework's reduction over the stacked arguments.
-_VARIADIC = {
-    "logsumexp": lambda *a: tf.math.reduce_logsumexp(_stack(*a), axis=0),
-    "log_softmax": lambda *a: tf.nn.log_softmax(_stack(*a), axis=0)[0],
-}
 _COMPARE = {
     "lt": tf.less,
     "le": tf.less_equal,
@@ -97,9 +54,7 @@ _COMPARE = {
 #: TensorFlow's kernels for the expression language.
 KERNELS = Kernels(
     constant=lambda value, dtype: tf.constant(value, dtype),
-    unary=_UNARY,
-    binary=_BINARY_FUNCS,
-    variadic=_VARIADIC,
+    operators=operator_functions("tensorflow", {"tf": tf}, _stack),
     compare=_COMPARE,
     where=tf.where,
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.backends.snippet import operator_texts
 from harness.cases import expressions as ex
 from harness.cases.model import Case, CaseFunction, NestedRule, Rule
 from harness.registered import catalogue as registry
@@ -22,45 +23,7 @@ __all__ = ["METHODS_SOURCE", "SourceWriter", "expression_source"]
 
 #: The arguments of a reduction along a new first axis, broadcast to one shape.
 _STACK = "tf.stack([tf.broadcast_to(x, tf.shape(sum(a))) for x in a])"
-_UNARY = {
-    "exp": "tf.exp",
-    "expm1": "tf.math.expm1",
-    "log": "tf.math.log",
-    "log1p": "tf.math.log1p",
-    "sqrt": "tf.sqrt",
-    "sin": "tf.sin",
-    "cos": "tf.cos",
-    "tan": "tf.tan",
-    "sinh": "tf.sinh",
-    "cosh": "tf.cosh",
-    "tanh": "tf.tanh",
-    "sigmoid": "tf.sigmoid",
-    "softplus": "tf.math.softplus",
-    "log_sigmoid": "tf.math.log_sigmoid",
-    "elu": "tf.nn.elu",
-    "selu": "tf.nn.selu",
-    "gelu": "(lambda x: tf.nn.gelu(x, approximate=False))",
-    "gelu_tanh": "(lambda x: tf.nn.gelu(x, approximate=True))",
-    "erf": "tf.math.erf",
-    "erfc": "tf.math.erfc",
-    "lgamma": "tf.math.lgamma",
-    "digamma": "tf.math.digamma",
-    "atan": "tf.math.atan",
-    "asinh": "tf.math.asinh",
-    "acosh": "tf.math.acosh",
-    "atanh": "tf.math.atanh",
-    "abs": "tf.abs",
-}
-_BINARY_FUNCS = {
-    "maximum": "tf.maximum",
-    "minimum": "tf.minimum",
-    "atan2": "tf.math.atan2",
-    "xlogy": "tf.math.xlogy",
-    "xlog1py": "tf.math.xlog1py",
-    "pow": "tf.math.pow",
-    "logsumexp": f"(lambda *a: tf.math.reduce_logsumexp({_STACK}, axis=0))",
-    "log_softmax": f"(lambda *a: tf.nn.log_softmax({_STACK}, axis=0)[0])",
-}
+_FUNCTIONS = operator_texts("tensorflow", _STACK)
 _COMPARE = {
     "lt": "tf.less",
     "le": "tf.less_equal",
@@ -91,7 +54,7 @@ def expression_source(node: ex.Node, env: dict[str, str], functions: dict[str, s
             args = ", ".join(go(a) for a in n.args)
             if n.func in functions:
                 return f"{functions[n.func]}({args})"
-            return f"{_UNARY.get(n.func) or _BINARY_FUNCS[n.func]}({args})"
+            return f"{_FUNCTIONS[n.func]}({args})"
         if isinstance(n, ex.Where):
             cond = f"{_COMPARE[n.cond.op]}({go(n.cond.left)}, {go(n.cond.right)})"
             return f"tf.where({cond}, {go(n.then)}, {go(n.otherwise)})"

@@ -1,6 +1,6 @@
 """Compile case expressions and implementations to PyTorch.
 
-Every named function maps to PyTorch's own kernel (``softplus`` is
+Every named function maps to PyTorch's own kernel, the operator table's (``softplus`` is
 ``torch.nn.functional.softplus``, whose default ``threshold=20`` returns ``x`` itself
 above 20; ``lgamma`` is ``torch.lgamma``) and every operator to the Python operator on
 tensors. Numbers become tensors of the working dtype.
@@ -22,10 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import torch
-import torch.nn.functional as F
 
 from harness.backends.sweep import NotApplicable
-from harness.backends.walker import Kernels, registered_port, walk
+from harness.backends.walker import Kernels, operator_functions, registered_port, walk
 from harness.backends.walker import build_implementation as shared_build
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
@@ -39,54 +38,12 @@ DTYPES = {
     "float64": torch.float64,
 }
 
-_UNARY: dict[str, Callable] = {
-    "exp": torch.exp,
-    "expm1": torch.expm1,
-    "log": torch.log,
-    "log1p": torch.log1p,
-    "sqrt": torch.sqrt,
-    "sin": torch.sin,
-    "cos": torch.cos,
-    "tan": torch.tan,
-    "sinh": torch.sinh,
-    "cosh": torch.cosh,
-    "tanh": torch.tanh,
-    "sigmoid": torch.sigmoid,
-    "softplus": F.softplus,
-    "log_sigmoid": F.logsigmoid,
-    "elu": F.elu,
-    "selu": F.selu,
-    "gelu": lambda x: F.gelu(x, approximate="none"),
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "erf": torch.special.erf,
-    "erfc": torch.special.erfc,
-    "lgamma": torch.lgamma,
-    "digamma": torch.digamma,
-    "atan": torch.atan,
-    "asinh": torch.asinh,
-    "acosh": torch.acosh,
-    "atanh": torch.atanh,
-    "abs": torch.abs,
-}
-_BINARY = {
-    "maximum": torch.maximum,
-    "minimum": torch.minimum,
-    "atan2": torch.atan2,
-    "xlogy": torch.xlogy,
-    "xlog1py": torch.special.xlog1py,
-    "pow": torch.pow,
-}
-
 
 def _stack(*args):
     shape = torch.broadcast_shapes(*(a.shape for a in args))
     return torch.stack([a.expand(shape) for a in args])
 
 
-_VARIADIC = {
-    "logsumexp": lambda *a: torch.logsumexp(_stack(*a), dim=0),
-    "log_softmax": lambda *a: torch.log_softmax(_stack(*a), dim=0)[0],
-}
 _COMPARE = {
     "lt": torch.lt,
     "le": torch.le,
@@ -100,9 +57,7 @@ _COMPARE = {
 #: The kernels for the expression language (integer exponents as Python ints).
 KERNELS = Kernels(
     constant=lambda value, dtype: torch.tensor(value, dtype=dtype),
-    unary=_UNARY,
-    binary=_BINARY,
-    variadic=_VARIADIC,
+    operators=operator_functions("torch", {"torch": torch}, _stack),
     compare=_COMPARE,
     where=torch.where,
     integer_pow=True,

@@ -1,6 +1,6 @@
-"""Taylor coefficient kernels of the activation and special functions: ``f^(k)(x)/k!`` for
-k = 0..n, in mpmath at the working precision (the elementary ones are
-:mod:`harness.reference.kernels`).
+"""The mpmath rules of the activation and special functions: their Taylor coefficients
+``f^(k)(x)/k!`` for k = 0..n at the working precision (the elementary ones are
+:mod:`harness.operators.mp_elementary`).
 
 Each kernel computes its value directly (``erfc`` for ``1 - erf``, ``log1p`` forms for
 ``log_sigmoid``) and its derivatives from an exact formula or from univariate power-series
@@ -20,9 +20,27 @@ from collections.abc import Callable, Sequence
 
 import mpmath
 
-from harness.reference.kernels import UNARY
+from harness.operators import mp_elementary
 
-__all__ = ["SELU_ALPHA", "SELU_SCALE", "SPECIAL", "series_power", "series_product"]
+__all__ = [
+    "SELU_ALPHA",
+    "SELU_SCALE",
+    "acosh",
+    "asinh",
+    "atan",
+    "atanh",
+    "digamma",
+    "elu",
+    "erf",
+    "erfc",
+    "gelu",
+    "gelu_tanh",
+    "lgamma",
+    "log_sigmoid",
+    "selu",
+    "series_power",
+    "series_product",
+]
 
 _mp = mpmath.mp
 
@@ -92,15 +110,15 @@ def _erf_derivatives(x, n: int, sign: int) -> list:
     return [sign * (-1) ** (k - 1) * _mp.hermite(k - 1, x) * g / _fact(k) for k in range(1, n + 1)]
 
 
-def _erf(x, n):
+def erf(x, n):
     return [_mp.erf(x), *_erf_derivatives(x, n, 1)]
 
 
-def _erfc(x, n):
+def erfc(x, n):
     return [_mp.erfc(x), *_erf_derivatives(x, n, -1)]
 
 
-def _lgamma(x, n):
+def lgamma(x, n):
     """log|Γ(x)| (what every framework's lgamma returns); its derivatives are the
     polygammas ψ^(k-1)(x). At a pole (x a non-positive integer) nothing exists."""
     if x <= 0 and x == _mp.floor(x):
@@ -109,7 +127,7 @@ def _lgamma(x, n):
     return [value] + [_mp.psi(k - 1, x) / _fact(k) for k in range(1, n + 1)]
 
 
-def _digamma(x, n):
+def digamma(x, n):
     if x <= 0 and x == _mp.floor(x):
         return [_mp.nan] * (n + 1)
     return [_mp.psi(k, x) / _fact(k) for k in range(n + 1)]
@@ -120,15 +138,15 @@ def _algebraic(value, q: Sequence, alpha, n: int) -> list:
     return _integral(value, series_power(q, alpha, max(n - 1, 0)), n)
 
 
-def _atan(x, n):
+def atan(x, n):
     return _algebraic(_mp.atan(x), [1 + x**2, 2 * x, 1], -1, n)
 
 
-def _asinh(x, n):
+def asinh(x, n):
     return _algebraic(_mp.asinh(x), [1 + x**2, 2 * x, 1], _mp.mpf(-0.5), n)
 
 
-def _acosh(x, n):
+def acosh(x, n):
     if x < 1:
         return [_mp.nan] * (n + 1)
     if x == 1:
@@ -136,7 +154,7 @@ def _acosh(x, n):
     return _algebraic(_mp.acosh(x), [(x - 1) * (x + 1), 2 * x, 1], _mp.mpf(-0.5), n)
 
 
-def _atanh(x, n):
+def atanh(x, n):
     if abs(x) > 1:
         return [_mp.nan] * (n + 1)
     if abs(x) == 1:
@@ -148,56 +166,38 @@ def _identity(x, n):
     return [x, _mp.one] + [_mp.zero] * (n - 1) if n else [x]
 
 
-def _elu(x, n):
-    return _piecewise(x, n, UNARY["expm1"], _identity)
+def elu(x, n):
+    return _piecewise(x, n, mp_elementary.expm1, _identity)
 
 
-def _selu(x, n):
+def selu(x, n):
     scale, alpha = _mp.mpf(SELU_SCALE), _mp.mpf(SELU_ALPHA)
     return _piecewise(
         x,
         n,
-        lambda v, m: [scale * alpha * c for c in UNARY["expm1"](v, m)],
+        lambda v, m: [scale * alpha * c for c in mp_elementary.expm1(v, m)],
         lambda v, m: [scale * c for c in _identity(v, m)],
     )
 
 
-def _gelu(x, n):
+def gelu(x, n):
     """x Φ(x), Φ(x) = erfc(-x/√2)/2 (no cancellation for x very negative)."""
     r = 1 / _mp.sqrt(2)
-    phi = [c * (-r) ** k / 2 for k, c in enumerate(_erfc(-x * r, n))]
+    phi = [c * (-r) ** k / 2 for k, c in enumerate(erfc(-x * r, n))]
     return series_product([x, _mp.one], phi, n)
 
 
-def _gelu_tanh(x, n):
+def gelu_tanh(x, n):
     """x (1 + tanh(z))/2 = x σ(2z), z = sqrt(2/pi) (x + 0.044715 x³)."""
     c = 2 * _mp.sqrt(2 / _mp.pi)
     cubic = _mp.mpf(GELU_TANH_CUBIC)
     # 2z as a polynomial in t = x' - x, its coefficients exactly.
     inner = [c * (x + cubic * x**3), c * (1 + 3 * cubic * x**2), c * 3 * cubic * x, c * cubic]
     inner = (inner + [_mp.zero] * (n + 1))[: n + 1]
-    sig = _compose(UNARY["sigmoid"](inner[0], n), inner, n)
+    sig = _compose(mp_elementary.sigmoid(inner[0], n), inner, n)
     return series_product([x, _mp.one], sig, n)
 
 
-def _log_sigmoid(x, n):
+def log_sigmoid(x, n):
     """-softplus(-x): the coefficients of softplus at -x, signs flipped by order."""
-    return [-((-1) ** k) * c for k, c in enumerate(UNARY["softplus"](-x, n))]
-
-
-#: The kernel of each one-argument special or activation function.
-SPECIAL: dict[str, Callable] = {
-    "erf": _erf,
-    "erfc": _erfc,
-    "lgamma": _lgamma,
-    "digamma": _digamma,
-    "atan": _atan,
-    "asinh": _asinh,
-    "acosh": _acosh,
-    "atanh": _atanh,
-    "elu": _elu,
-    "selu": _selu,
-    "gelu": _gelu,
-    "gelu_tanh": _gelu_tanh,
-    "log_sigmoid": _log_sigmoid,
-}
+    return [-((-1) ** k) * c for k, c in enumerate(mp_elementary.softplus(-x, n))]

@@ -1,19 +1,33 @@
-"""Taylor coefficient kernels of the elementary functions: ``f^(k)(x)/k!`` for k = 0..n,
-in mpmath at the working precision, computed without cancellation where a formula allows
-(see :mod:`harness.reference.jets`). :data:`UNARY` maps each one-argument function of the
-expression language to its kernel; :func:`exp`, :func:`log` and :func:`power` serve the
-``**`` operator."""
+"""The mpmath rules of the elementary functions: their Taylor coefficients
+``f^(k)(x)/k!`` for k = 0..n at the working precision, computed without cancellation where
+a formula allows (see :mod:`harness.reference.jets`). The operator table
+(:mod:`harness.operators.table`) names each one; :func:`exp`, :func:`log` and
+:func:`power` also serve the ``**`` operator."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from fractions import Fraction
 from functools import cache
 
 import mpmath
 
-__all__ = ["UNARY", "exp", "log", "power"]
+__all__ = [
+    "cos",
+    "cosh",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "power",
+    "sigmoid",
+    "sin",
+    "sinh",
+    "softplus",
+    "sqrt",
+    "tan",
+    "tanh",
+]
 
 _mp = mpmath.mp
 
@@ -45,7 +59,7 @@ def exp(x, n):
     return [e / _fact(k) for k in range(n + 1)]
 
 
-def _expm1(x, n):
+def expm1(x, n):
     c = exp(x, n)
     c[0] = _mp.expm1(x)
     return c
@@ -63,7 +77,7 @@ def log(x, n):
     return out
 
 
-def _log1p(x, n):
+def log1p(x, n):
     if x < -1:
         return [_mp.nan] * (n + 1)
     if x == -1:
@@ -107,7 +121,7 @@ def power(x, c, n):
     return out
 
 
-def _sqrt(x, n):
+def sqrt(x, n):
     if x < 0:
         return [_mp.nan] * (n + 1)
     if x == 0:
@@ -115,25 +129,25 @@ def _sqrt(x, n):
     return power(x, _mp.mpf(1) / 2, n)
 
 
-def _sin(x, n):
+def sin(x, n):
     s, c = _mp.sin(x), _mp.cos(x)
     cycle = [s, c, -s, -c]
     return [cycle[k % 4] / _fact(k) for k in range(n + 1)]
 
 
-def _cos(x, n):
+def cos(x, n):
     s, c = _mp.sin(x), _mp.cos(x)
     cycle = [c, -s, -c, s]
     return [cycle[k % 4] / _fact(k) for k in range(n + 1)]
 
 
-def _sinh(x, n):
+def sinh(x, n):
     _exponent_guard(x, "sinh")
     s, c = _mp.sinh(x), _mp.cosh(x)
     return [(s if k % 2 == 0 else c) / _fact(k) for k in range(n + 1)]
 
 
-def _cosh(x, n):
+def cosh(x, n):
     _exponent_guard(x, "cosh")
     s, c = _mp.sinh(x), _mp.cosh(x)
     return [(c if k % 2 == 0 else s) / _fact(k) for k in range(n + 1)]
@@ -154,7 +168,7 @@ def _tan_polynomials(n: int) -> tuple[tuple[int, ...], ...]:
     return tuple(polys)
 
 
-def _tan(x, n):
+def tan(x, n):
     t = _mp.tan(x)
     out = [t]
     for k, poly in enumerate(_tan_polynomials(n)[1:], start=1):
@@ -224,36 +238,18 @@ def _sigmoid_derivatives(x, n):
     return out
 
 
-def _sigmoid(x, n):
+def sigmoid(x, n):
     d = _sigmoid_derivatives(x, n)
     return [d[k] / _fact(k) for k in range(n + 1)]
 
 
-def _softplus(x, n):
+def softplus(x, n):
     _exponent_guard(x, "softplus")
     value = x + _mp.log1p(_mp.exp(-x)) if x > 0 else _mp.log1p(_mp.exp(x))
     d = _sigmoid_derivatives(x, max(n - 1, 0))
     return [value] + [d[k - 1] / _fact(k) for k in range(1, n + 1)]
 
 
-def _tanh(x, n):
+def tanh(x, n):
     d = _sigmoid_derivatives(2 * x, n)
     return [_mp.tanh(x)] + [2 ** (k + 1) * d[k] / _fact(k) for k in range(1, n + 1)]
-
-
-#: The coefficient kernel of each one-argument function of the expression language.
-UNARY: dict[str, Callable] = {
-    "exp": exp,
-    "expm1": _expm1,
-    "log": log,
-    "log1p": _log1p,
-    "sqrt": _sqrt,
-    "sin": _sin,
-    "cos": _cos,
-    "tan": _tan,
-    "sinh": _sinh,
-    "cosh": _cosh,
-    "tanh": _tanh,
-    "sigmoid": _sigmoid,
-    "softplus": _softplus,
-}

@@ -1,0 +1,229 @@
+"""The Arb rules of the operators (python-flint balls): what the certified reference
+(:mod:`harness.reference.balls`, :mod:`harness.reference.series`) composes.
+
+A one-argument function is a series rule: from the power series ``s = x0 + t`` (an
+``arb_series``) and the point ``x0`` it gives the series of ``f(x0 + t)``, in a form that
+does not cancel where it can be avoided (a wide ball where it cannot, never a wrong one),
+and where the series' constant term would lose digits a separate rule for the value
+``f(x0)``. The kinks and the power are written twice: on multivariate ball jets
+(:class:`harness.reference.balls.BallJet`, through its ``compose``, ``switch`` and
+arithmetic) and on one-variable series (the fast path), which raises :class:`Generic` to
+leave an exact switch point to the jets.
+
+What a ball cannot decide raises :class:`Unsupported` with the reason (a branch whose
+condition's ball straddles the switch, a division by a ball that contains 0); what has no
+value at all raises :class:`Undefined`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from flint import arb, arb_series
+
+__all__ = [
+    "Generic",
+    "Undefined",
+    "Unsupported",
+    "absolute_jet",
+    "absolute_line",
+    "coefficients",
+    "log",
+    "log1p",
+    "log_sigmoid",
+    "maximum_jet",
+    "maximum_line",
+    "minimum_jet",
+    "minimum_line",
+    "power_jet",
+    "power_line",
+    "require_nonzero",
+    "require_positive",
+    "sigmoid",
+    "softplus",
+    "softplus_value",
+    "sqrt",
+    "tanh",
+    "tanh_at_zero",
+]
+
+
+class Unsupported(Exception):
+    """The ball arithmetic cannot decide this expression at this point."""
+
+
+class Undefined(Unsupported):
+    """The expression certainly has no value here (a division by exactly 0, a logarithm
+    of exactly 0 or less): no precision would change that."""
+
+
+class Generic(Exception):
+    """A point the one-variable series path leaves to the general ball jets."""
+
+
+def require_positive(x, what: str) -> None:
+    if not x > 0:
+        if x <= 0:
+            raise Undefined(f"not defined here: {what} of {x.str(5)}, not positive")
+        raise Unsupported(f"{what} of a ball that is not certainly positive ({x.str(5)})")
+
+
+def require_nonzero(x, what: str) -> None:
+    if not (x > 0 or x < 0):
+        if x.is_zero():
+            raise Undefined(f"not defined here: {what} by exactly 0")
+        raise Unsupported(f"{what} of a ball that contains 0 ({x.str(5)})")
+
+
+def coefficients(series: Callable, value: Callable | None, x0, n: int) -> list:
+    """``f^(k)(x0)/k!`` for k = 0..n as balls, from a series rule (and a value rule)."""
+    coeffs = list(series(arb_series([x0, 1], prec=n + 1), x0).coeffs())
+    coeffs += [arb(0)] * (n + 1 - len(coeffs))
+    if value is not None:
+        coeffs[0] = value(x0)
+    return coeffs
+
+
+def sigmoid(s, x0):
+    if x0 >= 0:
+        return 1 / (1 + (-s).exp())
+    if x0 < 0:
+        e = s.exp()
+        return e / (1 + e)
+    raise Unsupported("sigmoid at a ball that straddles 0")
+
+
+def softplus(s, x0):
+    if x0 >= 0:
+        return s + (1 + (-s).exp()).log()
+    if x0 < 0:
+        return (1 + s.exp()).log()
+    raise Unsupported("softplus at a ball that straddles 0")
+
+
+def softplus_value(x0):
+    """softplus(x0) to a relative (not absolute) error where it is tiny (x0 << 0)."""
+    if x0 < 0:
+        return x0.exp().log1p()
+    return x0 + (-x0).exp().log1p()
+
+
+def log_sigmoid(s, x0):
+    return -softplus(-s, -x0)
+
+
+def tanh(s, x0):
+    require_nonzero(x0, "tanh")  # tanh(0) = 0 is handled exactly by tanh_at_zero
+    if x0 > 0:
+        e = (-2 * s).exp()
+        return (1 - e) / (1 + e)
+    e = (2 * s).exp()
+    return (e - 1) / (e + 1)
+
+
+def tanh_at_zero(x0, n: int) -> list | None:
+    """tanh is odd: at exactly 0 its even coefficients vanish (t - t^3/3 + 2 t^5/15)."""
+    if not x0.is_zero():
+        return None
+    known = [arb(0), arb(1), arb(0), arb(-1) / 3, arb(0), arb(2) / 15]
+    return known[: n + 1]
+
+
+def log(s, x0):
+    require_positive(x0, "log")
+    return s.log()
+
+
+def log1p(s, x0):
+    require_positive(1 + x0, "log1p")
+    return (1 + s).log()
+
+
+def sqrt(s, x0):
+    require_positive(x0, "sqrt")
+    return s.sqrt()
+
+
+def _exp(s, x0):
+    return s.exp()
+
+
+def power_jet(left, right):
+    """``left ** right`` on ball jets: an exact integer exponent by series powers, any
+    other as ``exp(right log left)``, for a certainly positive base."""
+    n = left.space.total
+    if right.is_constant() and right.value.is_exact() and right.value.is_integer():
+        c = int(right.value.unique_fmpz())
+        if c < 0:
+            require_nonzero(left.value, "a negative power")
+        series = arb_series([left.value, 1], prec=n + 1) ** c
+        coeffs = list(series.coeffs()) + [arb(0)] * (n + 1)
+        return left.compose(coeffs[: n + 1])
+    require_positive(left.value, "a real power")
+    product = right * left.compose(coefficients(log, None, left.value, n))
+    return product.compose(coefficients(_exp, None, product.value, n))
+
+
+def _line_value(s: arb_series):
+    c = s.coeffs()
+    return c[0] if c else arb(0)
+
+
+def power_line(a, b):
+    """``a ** b`` on one-variable series (as :func:`power_jet`)."""
+    c = b.coeffs()
+    exponent = c[0] if c else arb(0)
+    constant = all(x.is_zero() for x in c[1:])
+    if constant and exponent.is_exact() and exponent.is_integer():
+        k = int(exponent.unique_fmpz())
+        if k < 0:
+            require_nonzero(_line_value(a), "a negative power")
+        return a**k
+    require_positive(_line_value(a), "a real power")
+    return (b * a.log()).exp()
+
+
+def absolute_jet(u):
+    if u.value.is_zero():
+        return u.switch(-u)
+    require_nonzero(u.value, "abs")
+    return u if u.value > 0 else -u
+
+
+def _extremum_jet(larger: bool, name: str) -> Callable:
+    def extremum(a, b):
+        d = a.value - b.value
+        if d.is_zero():
+            return a.switch(b)
+        require_nonzero(d, name)
+        return a if (d > 0) == larger else b
+
+    return extremum
+
+
+maximum_jet = _extremum_jet(True, "maximum")
+minimum_jet = _extremum_jet(False, "minimum")
+
+
+def _decided(d) -> None:
+    if not (d > 0 or d < 0):
+        raise Generic
+
+
+def absolute_line(a):
+    d = _line_value(a)
+    _decided(d)
+    return a if d > 0 else -a
+
+
+def _extremum_line(larger: bool) -> Callable:
+    def extremum(a, b):
+        d = _line_value(a) - _line_value(b)
+        _decided(d)
+        return a if (d > 0) == larger else b
+
+    return extremum
+
+
+maximum_line = _extremum_line(True)
+minimum_line = _extremum_line(False)
