@@ -54,7 +54,7 @@ def measure(case: Path, setting: str, threads: int, results: Path) -> dict:
     out = {}
     for label, extra in (("without", ["--no-bisect"]), ("with", [])):
         _harness("evaluate", str(case), *common, "--threads", str(threads), *extra)
-        # One entry per piece of the evaluation (harness.pieces): their sums.
+        # One entry per piece of the evaluation (harness.stages.pieces): their sums.
         metas = [
             read_metadata(path)["evaluation"]
             for path in sorted((results / case.stem / "tensorflow").glob("*/timings.parquet"))

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from overhead import ROOT, bare_script, timed  # noqa: E402
 
-from harness.prepared import Selection  # noqa: E402
+from harness.stages.prepared import Selection  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

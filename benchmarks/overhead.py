@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 from harness.backends.tensorflow.source import METHODS_SOURCE, SourceWriter  # noqa: E402
 from harness.config import load_config  # noqa: E402
 from harness.numerics.stencils import base_step  # noqa: E402
-from harness.prepared import Selection, prepare  # noqa: E402
+from harness.stages.prepared import Selection, prepare  # noqa: E402
 
 _RUNNER = """
 def body_for(method, fn, partials):

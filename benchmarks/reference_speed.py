@@ -13,7 +13,7 @@ partial of the case, CPU seconds of:
 
 and the point-orders (points x partials) each settles per CPU-second: the best of 7 rounds
 (3 for mpmath). No cache: every point is computed. With ``--stage``, also the CPU seconds of the whole reference stage
-(``harness.pipeline.reference_stage``: values, error model, flushed inputs, tables) of
+(``harness.stages.reference.reference_stage``: values, error model, flushed inputs, tables) of
 every case of the default study, cold cache.
 
     .venv/bin/python benchmarks/reference_speed.py [--stage] [CASE ...]   (default: softplus ratio)
@@ -90,8 +90,8 @@ def measure(name: str) -> None:
 
 def stage() -> None:
     """The reference stage of every case of the default study, cold cache."""
-    from harness.pipeline import reference_stage
-    from harness.prepared import prepare
+    from harness.stages.prepared import prepare
+    from harness.stages.reference import reference_stage
 
     total = 0.0
     with tempfile.TemporaryDirectory() as results:

@@ -140,7 +140,7 @@ def _prepare(args: argparse.Namespace):
     """Validate selection, config and case before anything is written; None on failure."""
     from harness.cases.model import CaseError
     from harness.config import ConfigError, load_config
-    from harness.prepared import Selection, prepare
+    from harness.stages.prepared import Selection, prepare
 
     problem = _check_selection(args)
     if problem:
@@ -221,7 +221,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from harness.render import render_case, render_reports, render_study_pages
+    from harness.stages.report import render_case, render_reports, render_study_pages
 
     if args.case:
         errors = Path(args.results) / args.case / "errors.parquet"
@@ -247,7 +247,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
-    from harness.pipeline import reference_stage
+    from harness.stages.reference import reference_stage
 
     prep = _prepare(args)
     if prep is None:
@@ -269,7 +269,7 @@ def _cmd_reference(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from harness.pipeline import evaluate_stage
+    from harness.stages.evaluate import evaluate_stage
 
     prep = _prepare(args)
     if prep is None:
@@ -302,7 +302,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from harness.pipeline import compare_stage
+    from harness.stages.compare import compare_stage
 
     prep = _prepare(args)
     if prep is None:
@@ -317,7 +317,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from harness.pipeline import run_stages
+    from harness.stages.run import run_stages
 
     prep = _prepare(args)
     if prep is None:

@@ -125,7 +125,7 @@ class Settings:
     setting: str = "full"
     max_order: dict[str, int] = field(default_factory=dict)  # per method; absent: 4
     backends: tuple[str, ...] = (DEFAULT_BACKEND,)  # the frameworks the case runs in
-    split: tuple[str, ...] = ()  # what evaluation jobs are split by (harness.pieces)
+    split: tuple[str, ...] = ()  # what evaluation jobs are split by (harness.stages.pieces)
     localise: bool = True  # failing derivatives localised to a primitive (harness.causes)
 
     @property

@@ -90,11 +90,11 @@ def stage_settings(config: dict[str, Any], stage: str) -> str:
 def piece_settings(config: dict[str, Any], backend: str, piece: str) -> str:
     """The study settings one evaluation job depends on (its rule's ``params``, and what
     the job is given): those of :func:`stage_settings` narrowed to the job's back end and
-    its piece's dtype and method (:mod:`harness.pieces`): adding a back end to the study
+    its piece's dtype and method (:mod:`harness.stages.pieces`): adding a back end to the study
     adds its jobs and reruns no other back end's. (A new dtype or method still reruns every
     piece of a case: it changes the case's one reference table, an input of each.)"""
     from harness.cases.schema import DTYPES, METHODS
-    from harness.pieces import ALL
+    from harness.stages.pieces import ALL
 
     part = json.loads(stage_settings(config, "evaluate"))
     part["backends"] = [backend]
@@ -138,7 +138,7 @@ def evaluate_mem_mb(config: dict[str, Any]):
 def _prepared(case_path: str | Path, config: dict[str, Any]):
     """The case prepared as the study runs it (None: it does not validate)."""
     from harness.config import load_config
-    from harness.prepared import prepare
+    from harness.stages.prepared import prepare
 
     try:
         return prepare(case_path, load_config(None, dict(config)))
@@ -175,10 +175,10 @@ def case_backends(case_path: str | Path, config: dict[str, Any]) -> list[str]:
 
 
 def case_pieces(case_path: str | Path, config: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(backend, piece)`` of every evaluation job of a case (:mod:`harness.pieces`; a
+    """``(backend, piece)`` of every evaluation job of a case (:mod:`harness.stages.pieces`; a
     case that does not validate: one piece per back end, whose job fails with the case's
     own message)."""
-    from harness.pieces import ALL
+    from harness.stages.pieces import ALL
 
     prep = _prepared(case_path, config)
     if prep is None:

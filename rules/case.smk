@@ -1,6 +1,6 @@
 # One case: the mpmath reference (no framework), each back end's evaluations with the
 # exact edges of each outcome (one job, one framework start, per case, back end and piece:
-# the study's `split` setting, see harness.pieces), and the comparison that judges them
+# the study's `split` setting, see harness.stages.pieces), and the comparison that judges them
 # all and states the findings.
 
 

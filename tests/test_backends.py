@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from harness.config import load_config
-from harness.pipeline import Selection, run_case
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
 
 from .conftest import ROOT, write_case
 

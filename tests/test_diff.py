@@ -8,8 +8,9 @@ import pytest
 
 from harness.cli import main
 from harness.config import load_config
-from harness.pipeline import Selection, run_case
 from harness.results import read_metadata, read_table, write_table
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
 
 from .conftest import ROOT
 

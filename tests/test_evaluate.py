@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from harness.config import load_config
-from harness.pipeline import Selection, run_case
 from harness.registered import catalogue as registry
 from harness.registered import register
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
 
 from .conftest import write_case
 
@@ -204,8 +205,10 @@ def test_subnormal_inputs_are_marked(tmp_path):
 
 
 def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_path):
-    from harness.pipeline import evaluate_stage, prepare, reference_stage
     from harness.results import read_metadata
+    from harness.stages.evaluate import evaluate_stage
+    from harness.stages.prepared import prepare
+    from harness.stages.reference import reference_stage
 
     path = write_case(
         tmp_path,

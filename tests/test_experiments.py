@@ -15,9 +15,9 @@ from harness.cases.experiment_kinds import ExperimentCase
 from harness.cases.load import load_case
 from harness.experiments import hessian_norm, matrix_partials
 from harness.experiments.stages import evaluate_experiment
-from harness.pipeline import run_case
-from harness.render import render_case
 from harness.results import read_metadata
+from harness.stages.report import render_case
+from harness.stages.run import run_case
 
 from .conftest import CASES
 

@@ -10,9 +10,9 @@ import pytest
 from harness.config import load_config
 from harness.judge.agreement import agreement, disagreements, split_share
 from harness.judge.collect import collect
-from harness.pipeline import run_case
-from harness.render import render_reports
 from harness.results import write_table
+from harness.stages.report import render_reports
+from harness.stages.run import run_case
 
 from .test_report import watched_page
 

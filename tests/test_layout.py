@@ -12,8 +12,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "harness"
 
 #: The stages bottom to top: a module may import from its own layer and the ones before.
-#: Root modules that are not listed here (the top: the command line, the pipeline, the
-#: workflow) may import anything.
+#: Root modules that are not listed here (the top: the command line, the workflow's
+#: helpers) may import anything.
 LAYERS = (
     ("numerics", "results", "provenance"),
     ("registered",),
@@ -26,6 +26,7 @@ LAYERS = (
     ("causes",),
     ("report",),
     ("experiments",),
+    ("stages", "config"),
 )
 MAX_LINES = 450
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from harness.causes.localise import localise
-from harness.prepared import Selection, prepare
+from harness.stages.prepared import Selection, prepare
 
 from .conftest import CASES
 

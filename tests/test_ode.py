@@ -9,8 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from harness.pipeline import Selection, run_case
 from harness.registered import catalogue as registry
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
 
 from .conftest import CASES
 

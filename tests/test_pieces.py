@@ -1,4 +1,4 @@
-"""Evaluation split into pieces (harness.pieces): the plan, the files, and that splitting
+"""Evaluation split into pieces (harness.stages.pieces): the plan, the files, and that splitting
 changes no value, no edge and no verdict."""
 
 from __future__ import annotations
@@ -10,9 +10,11 @@ import pandas as pd
 import pytest
 
 from harness.config import load_config
-from harness.pieces import ALL, Piece, parse_piece, plan
-from harness.pipeline import Selection, compare_stage, prepare, run_stages
 from harness.results import read_metadata, read_table
+from harness.stages.compare import compare_stage
+from harness.stages.pieces import ALL, Piece, parse_piece, plan
+from harness.stages.prepared import Selection, prepare
+from harness.stages.run import run_stages
 
 
 def test_the_plan_names_one_piece_per_dtype_and_method():
@@ -137,7 +139,8 @@ def test_a_piece_made_by_a_narrower_study_belongs_to_a_wider_one(soft, tmp_path)
         p: p.stat().st_mtime_ns
         for p in (results / "soft" / "tensorflow").glob("*/evaluations.parquet")
     }
-    from harness.pipeline import evaluate_stage, reference_stage
+    from harness.stages.evaluate import evaluate_stage
+    from harness.stages.reference import reference_stage
 
     prep = prepare(soft, wide)
     reference = reference_stage(prep, results)

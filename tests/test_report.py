@@ -14,9 +14,10 @@ from harness.causes.reproduce import reproducers
 from harness.causes.study import write_root_causes
 from harness.config import load_config
 from harness.judge.collect import ProvenanceMismatch, collect, stable_domain
-from harness.pipeline import Selection, run_case
-from harness.render import render_reports
 from harness.results import read_table, write_table
+from harness.stages.prepared import Selection
+from harness.stages.report import render_reports
+from harness.stages.run import run_case
 
 from .conftest import CASES
 
@@ -284,8 +285,8 @@ def test_bits_figure_splits_grid_lines_but_not_tied_inputs():
 
 @pytest.mark.slow
 def test_results_from_another_version_of_the_case_are_marked_stale(study, tmp_path):
-    from harness.render import render_case
     from harness.report.index import render_index
+    from harness.stages.report import render_case
 
     where, _, _ = study
     cases = tmp_path / "cases"

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from harness.pipeline import Selection, run_case
 from harness.results import read_table
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
 
 from .conftest import CASES, ROOT
 

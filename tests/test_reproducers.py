@@ -16,8 +16,9 @@ from harness.causes.reproduce import reproducers
 from harness.causes.study import write_root_causes
 from harness.config import load_config
 from harness.judge.collect import collect
-from harness.pipeline import Selection, run_case
 from harness.results import read_table, write_table
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
 
 from .conftest import CASES
 

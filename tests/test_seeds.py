@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from harness.numerics.floats import FORMATS
-from harness.pipeline import Selection, run_case
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
 
 from .conftest import CASES
 
@@ -396,7 +397,8 @@ def test_logistic_reference_agrees_with_mpmath_odefun(tmp_path):
     import mpmath
 
     from harness.config import load_config
-    from harness.pipeline import prepare, reference_stage
+    from harness.stages.prepared import prepare
+    from harness.stages.reference import reference_stage
 
     prep = prepare(
         CASES / "logistic.yaml",

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from harness.config import ConfigError, load_config
-from harness.pipeline import Selection, prepare
+from harness.stages.prepared import Selection, prepare
 
 CASE = """\
 title: settings

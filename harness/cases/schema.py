@@ -38,7 +38,7 @@ MODES = ("eager", "function", "xla", "jit", "compile")
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
 MAX_ORDER = 4
 #: What a case's evaluation in one back end can be split by, one job per value
-#: (:mod:`harness.pieces`).
+#: (:mod:`harness.stages.pieces`).
 SPLIT_KEYS = ("dtype", "method")
 
 _NAME = "^[A-Za-z_][A-Za-z0-9_]*$"

@@ -1,4 +1,4 @@
-"""A case's page, from its result tables (the report stage writes it, :mod:`harness.render`).
+"""A case's page, from its result tables (the report stage writes it, :mod:`harness.stages.report`).
 
 Pages are self-contained: every figure is an SVG drawn by matplotlib and inlined in the
 page (heavy layers, the lines and bands, are rasterised inside the SVG to keep pages

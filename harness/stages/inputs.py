@@ -1,10 +1,11 @@
 """Where a case's stage files live, and reading one stage's table as the next stage's
 input, checked to belong to the same case and selection (``prep``: a prepared case,
-:class:`harness.pipeline.Prepared`)."""
+:class:`harness.stages.prepared.Prepared`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +14,7 @@ from harness.cases.model import Case
 from harness.results import read_metadata, read_table
 
 __all__ = [
+    "Progress",
     "backend_dir",
     "case_dir",
     "check_input",
@@ -26,6 +28,10 @@ __all__ = [
 ]
 
 
+#: A stage's progress callback: (what, done, total).
+Progress = Callable[[str, int, int], None]
+
+
 def case_dir(results: str | Path, case: Case) -> Path:
     return Path(results) / case.id
 
@@ -36,7 +42,7 @@ def backend_dir(results: str | Path, case: Case, backend: str) -> Path:
 
 
 def piece_dir(results: str | Path, case: Case, backend: str, piece: str) -> Path:
-    """Where one piece of a back end's evaluation goes (:mod:`harness.pieces`)."""
+    """Where one piece of a back end's evaluation goes (:mod:`harness.stages.pieces`)."""
     return backend_dir(results, case, backend) / piece
 
 

@@ -16,7 +16,7 @@ from harness.cases.load import load_case
 from harness.cases.model import Case
 from harness.cases.points import generate, represent, segments
 from harness.config import Settings, StudyConfig, load_config, settings_for
-from harness.pieces import ALL, Piece, plan
+from harness.stages.pieces import ALL, Piece, plan
 
 __all__ = ["Prepared", "Selection", "prepare"]
 
@@ -90,7 +90,7 @@ class Prepared:
         )
 
     def pieces(self, backend: str) -> list[Piece]:
-        """The jobs ``backend``'s evaluation of this case is split into (:mod:`harness.pieces`)."""
+        """The jobs ``backend``'s evaluation of this case is split into (:mod:`harness.stages.pieces`)."""
         methods, _, dtypes = self.offered(backend)
         return plan(self.settings.split, dtypes, methods, whole=self.is_experiment)
 
