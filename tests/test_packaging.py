@@ -72,11 +72,25 @@ def test_readme_tutorial_case_validates(tmp_path):
     assert [i.name for i in case.implementations] == ["kernel", "with_exp"]
 
 
+def _build_source(tmp_path: Path) -> Path:
+    """A copy of what the build reads, so that no build leaves a build/ in the checkout
+    (and none left there by hand is packed whole, whatever the configuration says)."""
+    import shutil
+
+    source = tmp_path / "source"
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "harness", source / "harness", ignore=junk)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    return source
+
+
 def test_building_the_project_is_quiet(tmp_path):
     # setuptools deprecates `license = { text = ... }` (it prints a BuildBackendWarning
     # and stops accepting it in 2027); the SPDX string form builds without a word.
+    source = _build_source(tmp_path)
     out = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(source)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -93,16 +107,9 @@ def test_the_built_wheel_carries_every_module_and_runs_a_case_outside_the_checko
     environment outside the checkout (the dependencies come from this environment's
     site-packages as a plain path, so its editable finder for the checkout is never
     loaded), and validate and run a case there."""
-    import shutil
     import zipfile
 
-    # Built from a copy of what the build reads: a build/ left in the checkout by an
-    # earlier build would be packed whole, whatever the configuration says.
-    source = tmp_path / "source"
-    junk = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "harness", source / "harness", ignore=junk)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source / name)
+    source = _build_source(tmp_path)
     wheels = tmp_path / "wheels"
     pip = [sys.executable, "-m", "pip"]
     subprocess.run(
