@@ -3,7 +3,7 @@ depends on. Kept small and free of TensorFlow: the Snakefile imports this module
 time Snakemake parses the workflow (``snakemake -n`` included).
 
 Rerun rules follow from these lists. A stage's job reruns when its case file, one of its
-source files (:data:`STAGE_SOURCES`) or its slice of the study settings
+source files (:func:`stage_sources`, derived from its imports) or its slice of the study settings
 (:func:`stage_settings`, passed as the rule's ``params``) changes. So editing the
 TensorFlow code reruns evaluations but never the mpmath references, and changing a
 tolerance reruns evaluations (they judge their points to bisect the edges of each
@@ -16,10 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.workflow_sources import STAGE_SOURCES, stage_sources
+from harness.workflow_sources import STAGE_ENTRIES, stage_sources
 
 __all__ = [
-    "STAGE_SOURCES",
+    "STAGE_ENTRIES",
     "backend_files",
     "backend_pattern",
     "case_backends",

@@ -186,6 +186,11 @@ def test_editing_tensorflow_code_reruns_evaluations_not_references(study):
         assert not any("backend=tensorflow" in b for b in evaluations)
     with _edited(where / "harness" / "reference" / "jets.py", append):
         assert _planned(where)["compute_reference"] == 2
+    # The report's HTML (a colour, a figure of an experiment's page) reruns only pages.
+    for path in ("report/html.py", "experiments/matrix_partials_page.py"):
+        with _edited(where / "harness" / path, append):
+            plan = _planned(where)
+            assert plan and set(plan) <= {"render_case_page", "render_report", "all"}, (path, plan)
     assert "Nothing to be done" in _snakemake(where, "-n").stdout
 
 
@@ -326,7 +331,12 @@ def test_each_stage_imports_only_its_declared_sources(tmp_path):
             for b in ("tensorflow", "jax", "torch")
         ),
         ("compare", None, ["compare", "softplus.yaml", *sel]),
-        ("collect", None, ["collect", "--out", "summary.parquet"]),
+        ("collect", None, ["collect", "--out", "results/summary.parquet"]),
+        *(
+            ("reproduce", b, ["repro", "--backend", b, "--results", "results", "--cases", "."])
+            for b in ("tensorflow", "jax", "torch")
+        ),
+        ("report", None, ["report", "--case", "softplus", "--reports", "reports", "--cases", "."]),
     ):
         out = subprocess.run(
             [sys.executable, "-c", code, *args],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -30,7 +31,9 @@ class Experiment:
     ``evaluate(tf, params, dtype, mode) -> rows``: dicts holding ``implementation
     method partial order``, every input, and ``value`` (a float) or ``status``
     (``missing``/``error``) with ``message``.
-    ``page(errors, facts) -> html``: the experiment's own figures and explanation.
+    ``page``: the module whose ``page(errors, facts) -> html`` draws the experiment's own
+    figures and explanation (:meth:`render_page`); only the report stage imports it, so
+    the other stages' jobs do not depend on the report's code.
     ``ports``: the evaluation in other frameworks (``spec.backends``), by back-end name,
     ``port(params, dtype, mode) -> rows`` like ``evaluate``; each imports its framework
     when called.
@@ -39,8 +42,12 @@ class Experiment:
     spec: ExperimentSpec
     reference: Callable[..., tuple[list[dict], dict]]
     evaluate: Callable[..., list[dict]]
-    page: Callable[[pd.DataFrame, dict], str]
+    page: str
     ports: Mapping[str, Callable[..., list[dict]]] = dataclasses.field(default_factory=dict)
+
+    def render_page(self, errors: pd.DataFrame, facts: dict) -> str:
+        """The experiment's own part of its case page (its ``page`` module's ``page``)."""
+        return importlib.import_module(self.page).page(errors, facts)
 
     def evaluator(self, backend: str) -> Callable[[dict, str, str], list[dict]]:
         """``run(params, dtype, mode) -> rows`` in ``backend`` (TensorFlow starts here)."""

@@ -39,7 +39,6 @@ import numpy as np
 
 from harness.cases.experiment_kinds import HESSIAN_NORM, HESSIAN_NORM_FUNCTIONS
 from harness.experiments.base import Experiment, exact_grid, experiment, run_in_mode
-from harness.experiments.hessian_norm_page import page
 
 FUNCTIONS = HESSIAN_NORM_FUNCTIONS
 HIDDEN = 8  # width of the tanh network
@@ -306,4 +305,11 @@ def evaluate(tf, params: dict, dtype: str, mode: str) -> list[dict]:
 
 # -- report ------------------------------------------------------------------------------
 
-experiment(Experiment(spec=HESSIAN_NORM, reference=reference, evaluate=evaluate, page=page))
+experiment(
+    Experiment(
+        spec=HESSIAN_NORM,
+        reference=reference,
+        evaluate=evaluate,
+        page="harness.experiments.hessian_norm_page",
+    )
+)

@@ -45,7 +45,7 @@ def experiment_page(
     parts.append(outcomes_section(errors))
     if case.expectations:
         parts.append("<h2>Expectations</h2>" + expectations_section(case, errors))
-    parts.append(exp.page(errors, facts or {}))
+    parts.append(exp.render_page(errors, facts or {}))
     if not summary.empty:
         table = summary[
             [
