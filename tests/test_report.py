@@ -125,6 +125,33 @@ def test_collect_refuses_tables_from_different_software(study, tmp_path):
 
 
 @pytest.mark.slow
+def test_only_the_compare_stage_judges_stale_or_missing_tables_are_refused(study, tmp_path):
+    """The report and collect read the findings and summary the compare stage wrote; an
+    errors table that changed after them, or a missing one, is refused (never judged
+    again here), with the file and what to rerun."""
+    import shutil
+
+    from harness.judge.collect import case_findings, case_summary
+    from harness.results import ResultsError, read_metadata
+
+    where, _, _ = study
+    case = tmp_path / "ratio"
+    shutil.copytree(where / "results" / "ratio", case)
+    errors = case / "errors.parquet"
+    assert case_findings(errors).equals(read_table(case / "findings.parquet"))
+    table = read_table(errors)
+    write_table(table.iloc[1:], errors, read_metadata(errors))  # one row fewer
+    with pytest.raises(ResultsError, match="summary.parquet: written from another errors"):
+        collect([errors])
+    for name, read in (("summary.parquet", case_summary), ("findings.parquet", case_findings)):
+        with pytest.raises(ResultsError, match=f"{name}: written from another errors.parquet"):
+            read(errors)
+        (case / name).unlink()
+        with pytest.raises(ResultsError, match=f"{name}: missing .*rerun the case's compare"):
+            read(errors)
+
+
+@pytest.mark.slow
 def test_pages_say_the_right_things(study):
     where, _, pages = study
     index = (where / "reports" / "index.html").read_text()

@@ -1,5 +1,7 @@
-"""The collect stage: one summary row per (case, implementation, method, mode, dtype,
-derivative), derived only from the per-case errors tables.
+"""The collect stage: every case's summary (one row per case, implementation, method,
+mode, dtype and derivative) and findings, as its compare stage wrote them beside its
+errors table (:func:`write_case_summary`; a stale or missing one is refused, never
+judged again here), merged with their provenance checked.
 
 Stable domain. The input ranges where every point is ``ok``:
 
@@ -31,14 +33,13 @@ import pandas as pd
 
 from harness import provenance
 from harness.cases.points import segment_index
-from harness.judge.compare import OUTCOMES, input_columns
+from harness.judge.compare import OUTCOMES
 from harness.judge.findings import RUN_COLUMNS, edge_lookup, stable_intervals
 from harness.judge.summary import KEYS, NOT_FAILURES, worst_of, worst_point
-from harness.results import read_metadata, read_table
+from harness.results import ResultsError, read_metadata, read_table
 
 __all__ = [
     "ProvenanceMismatch",
-    "case_edges",
     "case_findings",
     "case_summary",
     "collect",
@@ -208,35 +209,27 @@ def write_case_summary(
     return out
 
 
-def case_edges(folder: str | Path) -> pd.DataFrame | None:
-    """The bisected edges of a case's folder: those of every piece of every back end's
-    evaluation that its errors table was judged from (``<backend>/<piece>/edges.parquet``,
-    as its provenance lists them; every piece found where it does not)."""
-    folder = Path(folder)
-    inputs = read_metadata(folder / "errors.parquet").get("inputs") or {}
-    pieces = {b: m.get("pieces") for b, m in (inputs.get("evaluations") or {}).items()}
-    if pieces and all(pieces.values()):
-        paths = [folder / b / piece / "edges.parquet" for b, ps in pieces.items() for piece in ps]
-        paths = [p for p in paths if p.exists()]
-    else:
-        paths = sorted(folder.glob("*/*/edges.parquet"))
-    parts = [read_table(p) for p in paths]
-    parts = [p for p in parts if not p.empty]
-    return pd.concat(parts, ignore_index=True) if parts else None
+def _stage_table(errors_path: str | Path, name: str) -> pd.DataFrame:
+    """The table ``name`` the compare stage wrote beside ``errors_path``: only it judges,
+    so a table that is missing, or was written from another errors table (its
+    ``errors_sha256`` differs), is refused with what to rerun, never recomputed here."""
+    beside = Path(errors_path).with_name(name)
+    if not beside.exists():
+        raise ResultsError(
+            f"{beside}: missing (the compare stage writes it beside {Path(errors_path).name}); "
+            "rerun the case's compare stage"
+        )
+    if read_metadata(beside).get("errors_sha256") != file_digest(errors_path):
+        raise ResultsError(
+            f"{beside}: written from another {Path(errors_path).name} than the one beside it "
+            "now; rerun the case's compare stage"
+        )
+    return read_table(beside)
 
 
-def case_summary(errors_path: str | Path, inputs: Sequence[str] | None = None) -> pd.DataFrame:
-    """The summary of one case: the one the compare stage wrote beside ``errors_path`` when
-    it matches that file byte for byte, else computed from the errors table."""
-    beside = Path(errors_path).with_name("summary.parquet")
-    if beside.exists():
-        if read_metadata(beside).get("errors_sha256") == file_digest(errors_path):
-            return read_table(beside)
-    errors = read_table(errors_path)
-    segments = read_metadata(errors_path).get("segments")
-    names = list(inputs) if inputs else input_columns(errors)
-    edges = case_edges(Path(errors_path).parent)
-    return summarise_case(errors, names, segments=segments, edges=edges)
+def case_summary(errors_path: str | Path) -> pd.DataFrame:
+    """The summary of one case, as the compare stage wrote it (``summary.parquet``)."""
+    return _stage_table(errors_path, "summary.parquet")
 
 
 def _check_agreement(metas: dict[str, dict]) -> dict:
@@ -256,24 +249,13 @@ def _check_agreement(metas: dict[str, dict]) -> dict:
     return {k: first.get(k) for k in MUST_AGREE}
 
 
-def case_findings(errors_path: str | Path, inputs: Sequence[str] | None = None) -> pd.DataFrame:
-    """The findings of one case: those the compare stage wrote beside ``errors_path``
-    (``findings.parquet``) when they match that file byte for byte, else found anew from
-    the errors and edges tables."""
-    beside = Path(errors_path).with_name("findings.parquet")
-    if beside.exists():
-        if read_metadata(beside).get("errors_sha256") == file_digest(errors_path):
-            return read_table(beside)
-    from harness.judge.findings import find
-
-    errors = read_table(errors_path)
-    edges = case_edges(Path(errors_path).parent)
-    names = list(inputs) if inputs else input_columns(errors)
-    return find(errors, edges, names, read_metadata(errors_path).get("segments"))
+def case_findings(errors_path: str | Path) -> pd.DataFrame:
+    """The findings of one case, as the compare stage wrote them (``findings.parquet``)."""
+    return _stage_table(errors_path, "findings.parquet")
 
 
 def collect(
-    error_files: Sequence[str | Path], inputs_of: dict[str, Sequence[str]] | None = None
+    error_files: Sequence[str | Path],
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """The summary and the findings of every case, and the shared provenance (raises
     :class:`ProvenanceMismatch`)."""
@@ -284,8 +266,8 @@ def collect(
     for path in error_files:
         meta = metas[str(path)]
         case = meta.get("case") or read_table(path)["case"].iloc[0]
-        parts.append(case_summary(path, (inputs_of or {}).get(case)))
-        found.append(case_findings(path, (inputs_of or {}).get(case)))
+        parts.append(case_summary(path))
+        found.append(case_findings(path))
         cases[case] = {
             "case_hash": meta.get("case_hash"),
             "config_hash": meta.get("config_hash"),

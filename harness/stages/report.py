@@ -13,7 +13,6 @@ import pandas as pd
 
 from harness.cases.experiment_kinds import ExperimentCase
 from harness.experiments.page import experiment_page
-from harness.judge.compare import input_columns
 from harness.report.case_page import case_notes, case_page
 from harness.report.findings_list import load_case_quietly, stale_note
 from harness.report.frameworks_page import render_frameworks
@@ -31,18 +30,17 @@ def render_case(
     summary: pd.DataFrame | None = None,
 ) -> Path:
     """Write ``reports/<case_id>.html``; returns its path. Without the case's ``summary``
-    rows it reads the one the compare stage wrote beside the errors table (or summarises
-    the table itself), so each page can be its own job, in parallel with the other cases."""
+    rows it reads the one the compare stage wrote beside the errors table (the report
+    judges nothing), so each page can be its own job, in parallel with the other cases."""
     from harness.judge.collect import case_findings, case_summary
 
     errors_path = Path(results) / case_id / "errors.parquet"
     errors = read_table(errors_path)
     meta = read_metadata(errors_path)
     case = load_case_quietly(cases, case_id)
-    inputs = list(case.input_names) if case else input_columns(errors)
     if summary is None:
-        summary = case_summary(errors_path, inputs)
-    findings = case_findings(errors_path, inputs)
+        summary = case_summary(errors_path)
+    findings = case_findings(errors_path)
     notes = case_notes(case_id, case, meta, summary)
     out = Path(reports) / f"{case_id}.html"
     if isinstance(case, ExperimentCase):
