@@ -13,6 +13,7 @@ __all__ = [
     "backend_sources",
     "closure",
     "imports",
+    "kind_sources",
     "package_files",
     "page_sources",
     "repro_sources",
@@ -139,6 +140,28 @@ def page_sources() -> tuple[str, ...]:
     return tuple(files)
 
 
+#: The step of a kind of case each stage runs (:mod:`harness.stages.kinds`).
+_STEP_OF_STAGE = {
+    "reference": "reference",
+    "evaluate": "evaluate",
+    "compare": "judge",
+    "report": "page",
+}
+
+
+def kind_sources(stage: str) -> tuple[str, ...]:
+    """Every kind of case's module for the step ``stage`` runs, and what it imports: what
+    :mod:`harness.stages.kinds` reaches through its registry in that stage."""
+    from harness.stages.kinds import KINDS
+
+    step = _STEP_OF_STAGE.get(stage)
+    files: dict[str, None] = {}
+    for kind in KINDS.values() if step else ():
+        module = getattr(kind, step).partition(":")[0]
+        files.update(dict.fromkeys(_module_sources(module, f"case kind {kind.name!r}")))
+    return tuple(files)
+
+
 #: Modules that import others by a registry's dotted names, and those modules' files.
 _THROUGH_REGISTRIES = {
     "judge/reproduce.py": repro_sources,
@@ -155,6 +178,8 @@ def package_files(stage: str, backend: str | None = None) -> tuple[str, ...]:
     for entry in STAGE_ENTRIES[stage]:
         module = "harness." + entry.removesuffix(".py").replace("/", ".")
         files.update(dict.fromkeys(_module_sources(module, f"stage {stage!r}")))
+    if "stages/kinds.py" in files:
+        files.update(dict.fromkeys(kind_sources(stage)))
     for importer, reached in _THROUGH_REGISTRIES.items():
         if importer in files:
             for found in reached():

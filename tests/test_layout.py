@@ -177,3 +177,22 @@ def test_judging_and_the_report_import_no_back_end_and_the_report_no_experiment(
             if stage == "report" and parts[1:2] == ["experiments"]:
                 broken.append(f"{module}:{line} imports {target}")
     assert broken == []
+
+
+def test_every_kind_of_case_implements_every_stage_step_alike():
+    """Expression and experiment cases go through the same four steps: each kind names a
+    function for each, and a step's functions take the same parameters in every kind (the
+    stage calls them one way)."""
+    import inspect
+
+    from harness.cases.experiment_kinds import ExperimentCase
+    from harness.cases.model import Case
+    from harness.stages.kinds import KINDS, STEPS
+
+    assert {Case.kind, ExperimentCase.kind} == set(KINDS)
+    for step in STEPS:
+        params = {
+            name: list(inspect.signature(kind.step(step)).parameters)
+            for name, kind in KINDS.items()
+        }
+        assert len({tuple(p) for p in params.values()}) == 1, (step, params)

@@ -13,7 +13,7 @@ import copy
 import dataclasses
 import hashlib
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "HESSIAN_NORM",
@@ -143,6 +143,9 @@ class ExperimentCase:
     """A validated experiment case file. The fields :func:`harness.config.settings_for`
     reads are here too (no methods list, no tolerance overrides); the ``quick`` setting
     applies the ``quick`` narrowing (dtypes, methods, modes) and ``quick_parameters``."""
+
+    #: Its kind (:mod:`harness.stages.kinds`): what each stage does with it.
+    kind: ClassVar[str] = "experiment"
 
     id: str
     path: str

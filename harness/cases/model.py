@@ -8,7 +8,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, ClassVar, Union
 
 from harness.cases import expressions as ex
 from harness.cases.schema import METHODS
@@ -171,6 +171,9 @@ class Tolerance:
 @dataclass(frozen=True)
 class Case:
     """A validated case. ``partials`` always starts with ``()`` (order 0, the value)."""
+
+    #: Its kind (:mod:`harness.stages.kinds`): what each stage does with it.
+    kind: ClassVar[str] = "expression"
 
     id: str
     path: str

@@ -19,6 +19,7 @@ from harness.stages.inputs import (
     read_stage_input,
     with_backend,
 )
+from harness.stages.kinds import kind_of
 from harness.stages.prepared import Prepared
 
 __all__ = ["compare_stage"]
@@ -32,8 +33,7 @@ def compare_stage(
 ) -> pd.DataFrame:
     """Judge every back end's evaluations against the reference: ``errors.parquet`` (one
     table, a ``backend`` column), the case's findings and summary rows."""
-    from harness.judge.compare import compare
-
+    judge = kind_of(prep.case).step("judge")
     where = case_dir(results, prep.case)
     if reference is None:
         reference = read_stage_input(prep, results, "reference")
@@ -62,13 +62,8 @@ def compare_stage(
         table, emeta = evaluations[backend]
         if table.empty:  # the back end offers none of the case's modes or methods
             continue
-        if prep.is_experiment:
-            from harness.experiments.stages import compare_experiment
-
-            part = compare_experiment(prep.case, table, reference[0], prep.settings.tolerance)
-        else:
-            flush = (emeta.get("platform") or {}).get("flush")
-            part = compare(prep.case, table, reference[0], prep.settings.tolerance, flush)
+        flush = (emeta.get("platform") or {}).get("flush")
+        part = judge(prep, table, reference[0], flush)
         parts.append(with_backend(part.drop(columns=["case"], errors="ignore"), backend))
     errors = pd.concat(parts, ignore_index=True)
     errors.insert(0, "case", prep.case.id)
@@ -100,7 +95,8 @@ def compare_stage(
 
     localised = [read_localised(prep, results, backend) for backend in prep.backends]
     localised = pd.concat(localised, ignore_index=True) if localised else None
-    findings = attach(findings, errors, localised, None if prep.is_experiment else prep.case, names)
+    case = prep.case if prep.case.kind == "expression" else None  # rules to check exactly
+    findings = attach(findings, errors, localised, case, names)
     from harness.causes.study import classify
 
     findings = classify(findings)  # each finding's kind and root cause (its id)

@@ -5,9 +5,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gc
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +20,7 @@ from harness.stages.inputs import (
     read_stage_input,
     with_backend,
 )
+from harness.stages.kinds import kind_of
 from harness.stages.pieces import Piece, parse_piece
 from harness.stages.prepared import Prepared
 
@@ -75,7 +74,7 @@ def evaluate_stage(
     pieces = prep.pieces(backend)
     if piece is not None:
         pieces = [parse_piece(piece, pieces)]
-    if bisect and not prep.is_experiment:
+    if bisect and prep.case.kind == "expression":
         reference = reference or read_stage_input(prep, results, "reference")
     done = [
         _evaluate_piece(
@@ -89,56 +88,14 @@ def evaluate_stage(
 def _evaluate_piece(
     prep: Prepared, results, engine, backend: str, piece: Piece, progress, reference, bisect, cache
 ) -> tuple[pd.DataFrame, dict]:
-    """One piece: ``prep`` is the case narrowed to it (:meth:`Prepared.narrowed`)."""
+    """One piece: ``prep`` is the case narrowed to it (:meth:`Prepared.narrowed`), by its
+    kind's step (:mod:`harness.stages.kinds`)."""
     _, modes, _ = prep.offered(backend)
-    dtypes, methods = piece.dtypes, piece.methods
-    s = prep.settings
     where = piece_dir(results, prep.case, backend, piece.name)
-    flags = engine.probe_flush(dtypes, modes)
-    if prep.is_experiment:
-        from harness.experiments.stages import evaluate_experiment
-
-        t0 = time.perf_counter()
-        params = prep.case.params(s.setting)
-        table, timing = evaluate_experiment(prep.case, params, dtypes, modes, backend)
-        table = table[table["method"].isin(s.methods)].reset_index(drop=True)
-        stats = {"seconds": round(time.perf_counter() - t0, 3), "traces": 0, **timing}
-        meta = prep.provenance(
-            "evaluate",
-            backend=backend,
-            piece=piece.name,
-            framework=engine.facts(),
-            platform={"flush": flags},
-            evaluation=stats,
-        )
-        table = with_backend(table, backend)
-        _write_evaluation(
-            where, table, _empty_edges(), meta, with_backend(_empty_localised(), backend)
-        )
-        return table.drop(columns=["seconds"], errors="ignore"), meta
-    edges = None
-    if bisect:
-        from harness.edges.finder import EdgeFinder
-        from harness.reference.table import ReferenceStore
-        from harness.reference.verify import ReferenceSettings
-
-        ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
-        cache_dir = Path(results) / ".cache" / "reference" if cache else None
-        # Each piece keeps the values its bisection verifies in a shard of its own.
-        store = ReferenceStore(prep.case, ref_settings, cache_dir, shard=f"{backend}.{piece.name}")
-        edges = EdgeFinder(
-            prep.case, prep.points, reference[0], store, s.tolerance, flags, prep.segments
-        )
-    label = f"evaluate {backend}" + ("" if piece.name == "all" else f" {piece.name}")
-    table, stats = engine.evaluate_case(
-        prep.case,
-        prep.points,
-        dtypes,
-        methods,
-        modes,
-        (lambda i, n: progress(label, i, n)) if progress else None,
-        s.max_order,
-        edges,
+    flags = engine.probe_flush(piece.dtypes, modes)
+    step = kind_of(prep.case).step("evaluate")
+    out = step(
+        prep, engine, backend, piece, modes, flags, progress, reference, bisect, cache, results
     )
     meta = prep.provenance(
         "evaluate",
@@ -146,47 +103,8 @@ def _evaluate_piece(
         piece=piece.name,
         framework=engine.facts(),
         platform={"flush": flags},
-        evaluation={**dataclasses.asdict(stats), "bisection": edges.stats if edges else None},
+        evaluation=out.stats,
     )
-    table = with_backend(table, backend)
-    if edges is not None:
-        edges.store.save()
-    found = edges.table() if edges else _empty_edges()
-    localise = bisect and prep.settings.localise
-    localised = _localise(prep, engine, table, reference, flags, meta) if localise else None
-    localised = with_backend(localised if localised is not None else _empty_localised(), backend)
-    _write_evaluation(where, table, with_backend(found, backend), meta, localised)
-    return table.drop(columns=["seconds"]), meta
-
-
-def _localise(prep: Prepared, engine, table, reference, flags, meta) -> pd.DataFrame:
-    """Each failing row's primitives judged at the arguments they receive
-    (:mod:`harness.causes.localise`); seconds in the piece's statistics."""
-    from harness.causes.localise import FAILING, localise
-    from harness.judge.compare import join_reference, judge_frame
-
-    t0 = time.perf_counter()
-    rows = table.drop(columns=["backend", "seconds"], errors="ignore")
-    rows = rows[rows["status"] == "value"]
-    if rows.empty:
-        return _empty_localised()
-    judged = judge_frame(
-        join_reference(prep.case, rows, reference[0], flags), prep.settings.tolerance
-    )
-    failing = judged[judged["outcome"].isin(FAILING)]
-    sizes = {d: len(f) for d, f in prep.points.items()}
-    out = localise(engine, prep.case, failing, prep.settings, flags, sizes)
-    meta["evaluation"]["localise_seconds"] = round(time.perf_counter() - t0, 3)
-    return out
-
-
-def _empty_localised() -> pd.DataFrame:
-    from harness.causes.localise import LOCALISED_COLUMNS
-
-    return pd.DataFrame(columns=LOCALISED_COLUMNS)
-
-
-def _empty_edges() -> pd.DataFrame:
-    from harness.edges.bisection import EDGE_COLUMNS
-
-    return pd.DataFrame(columns=list(EDGE_COLUMNS))
+    table = with_backend(out.table, backend)
+    _write_evaluation(where, table, out.edges, meta, with_backend(out.localised, backend))
+    return table.drop(columns=["seconds"], errors="ignore"), meta

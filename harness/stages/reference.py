@@ -1,6 +1,6 @@
 """The reference stage: the certified reference of a case at its points (mpmath and Arb,
-no framework) -> ``results/<case>/reference.parquet``, its timings beside it. An
-experiment case computes its own (:mod:`harness.experiments.stages`)."""
+no framework) -> ``results/<case>/reference.parquet``, its timings beside it; each kind
+of case computes it its own way (:mod:`harness.stages.kinds`)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from harness.stages.inputs import (
     Progress,
     case_dir,
 )
+from harness.stages.kinds import kind_of
 from harness.stages.prepared import Prepared
 
 __all__ = ["reference_stage"]
@@ -24,42 +25,19 @@ __all__ = ["reference_stage"]
 def reference_stage(
     prep: Prepared, results: str | Path, cache: bool = True, progress: Progress | None = None
 ) -> tuple[pd.DataFrame, dict]:
-    from harness.reference.table import compute_reference
+    """The case's reference, by its kind's step (:mod:`harness.stages.kinds`), written with
+    its provenance and timings."""
     from harness.reference.verify import ReferenceSettings
 
     s = prep.settings
     ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
-    if prep.is_experiment:
-        from harness.experiments.stages import reference_experiment
-
-        t0 = time.perf_counter()
-        table, facts = reference_experiment(
-            prep.case, prep.case.params(s.setting), s.dtypes, s.precision, s.verify_digits
-        )
-        meta = prep.provenance(
-            "reference",
-            reference=dataclasses.asdict(ref_settings),
-            reference_counts={"computed": len(table) // max(1, len(s.dtypes)), "cached": 0},
-            facts=facts,
-            seconds=round(time.perf_counter() - t0, 3),
-        )
-        _write_reference(prep, results, table, meta)
-        return table, meta
-    cache_dir = Path(results) / ".cache" / "reference" if cache else None
     t0 = time.perf_counter()
-    table, counts = compute_reference(
-        prep.case,
-        prep.points,
-        ref_settings,
-        cache_dir,
-        (lambda i, n: progress("reference", i, n)) if progress else None,
-    )
-    seconds = time.perf_counter() - t0
+    table, extra = kind_of(prep.case).step("reference")(prep, results, cache, progress)
     meta = prep.provenance(
         "reference",
         reference=dataclasses.asdict(ref_settings),
-        reference_counts=counts,
-        seconds=round(seconds, 3),
+        **extra,
+        seconds=round(time.perf_counter() - t0, 3),
     )
     _write_reference(prep, results, table, meta)
     return table, meta

@@ -11,13 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.cases.experiment_kinds import ExperimentCase
-from harness.experiments.page import experiment_page
-from harness.report.case_page import case_notes, case_page
-from harness.report.findings_list import load_case_quietly, stale_note
+from harness.report.findings_list import load_case_quietly
 from harness.report.frameworks_page import render_frameworks
 from harness.report.index import render_index
 from harness.results import atomic_write_text, read_metadata, read_table
+from harness.stages.kinds import KINDS, kind_of
 
 __all__ = ["render_case", "render_reports", "render_study_pages"]
 
@@ -41,16 +39,10 @@ def render_case(
     if summary is None:
         summary = case_summary(errors_path)
     findings = case_findings(errors_path)
-    notes = case_notes(case_id, case, meta, summary)
     out = Path(reports) / f"{case_id}.html"
-    if isinstance(case, ExperimentCase):
-        reference = (meta.get("inputs") or {}).get("reference") or {}
-        errors.attrs["parameters"] = (meta.get("selection") or {}).get("parameters")
-        text = experiment_page(case, errors, summary, reference.get("facts"), findings, notes)
-    else:
-        stale = stale_note(case_id, meta.get("case_hash"), case.content_hash if case else None)
-        flush = case_notes(case_id, None, meta, summary)
-        text = case_page(case_id, errors, summary, case, findings, flush, stale)
+    # A case file gone or broken since its run: its page from the tables alone.
+    kind = kind_of(case) if case is not None else KINDS["expression"]
+    text = kind.step("page")(case_id, case, errors, summary, findings, meta)
     atomic_write_text(out, text)
     return out
 
