@@ -11,6 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 
+from harness.backends.catalogue import load
 from harness.cases.experiment_kinds import ExperimentCase
 from harness.cases.load import load_case
 from harness.experiments import hessian_norm, matrix_partials
@@ -223,8 +224,9 @@ def test_hessian_evaluation_is_reproducible_bit_for_bit(tmp_path):
     path.write_text(HESSIAN_CASE.replace("[2, 10]", "[3]"))
     case = load_case(path)
     params = case.params("full")
-    first, _ = evaluate_experiment(case, params, ["float32"], ["eager"])
-    second, _ = evaluate_experiment(case, params, ["float32"], ["eager"])
+    tf = load("tensorflow").framework  # the module as the back end sets it up
+    first, _ = evaluate_experiment(case, params, ["float32"], ["eager"], "tensorflow", tf)
+    second, _ = evaluate_experiment(case, params, ["float32"], ["eager"], "tensorflow", tf)
     assert first.value.to_numpy().tobytes() == second.value.to_numpy().tobytes()
 
 

@@ -45,6 +45,9 @@ STATUSES = ("value", "missing", "error", "not_applicable")
 
 class Backend(Protocol):
     spec: BackendSpec
+    #: The framework's module as the back end sets it up (``tf``, ``jax`` with 64-bit
+    #: floats, ``torch``): what an experiment's own evaluation is written against.
+    framework: Any
 
     def start(self, threads: int | None = None) -> None:
         """Start the framework (threads, devices); quiet, idempotent."""

@@ -3,14 +3,13 @@
 An experiment (:mod:`harness.experiments.hessian_norm`,
 :mod:`harness.experiments.matrix_partials`) pairs its declaration
 (:class:`harness.cases.experiment_kinds.ExperimentSpec`) with its code: the mpmath
-reference, the TensorFlow evaluation and its report page. It must not import TensorFlow at
-import time (TensorFlow is passed to ``evaluate``).
+reference, its evaluation in each framework it is written for and its report page. It
+imports no framework: the back end passes its module to the evaluation.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import importlib
 from collections.abc import Callable, Mapping
 
@@ -28,36 +27,30 @@ class Experiment:
 
     ``reference(params, dps) -> (rows, facts)``: rows are dicts holding the
     ``reference_keys`` and ``value`` (an mpf), computed at ``dps`` digits.
-    ``evaluate(tf, params, dtype, mode) -> rows``: dicts holding ``implementation
-    method partial order``, every input, and ``value`` (a float) or ``status``
-    (``missing``/``error``) with ``message``.
+    ``evaluations``: by back-end name, ``evaluate(framework, params, dtype, mode) ->
+    rows`` with the framework's module as its back end set it up
+    (:attr:`harness.backends.interface.Backend.framework`): dicts holding
+    ``implementation method partial order``, every input, and ``value`` (a float) or
+    ``status`` (``missing``/``error``) with ``message``.
     ``page``: the module whose ``page(errors, facts) -> html`` draws the experiment's own
     figures and explanation (:meth:`render_page`); only the report stage imports it, so
     the other stages' jobs do not depend on the report's code.
-    ``ports``: the evaluation in other frameworks (``spec.backends``), by back-end name,
-    ``port(params, dtype, mode) -> rows`` like ``evaluate``; each imports its framework
-    when called.
     """
 
     spec: ExperimentSpec
     reference: Callable[..., tuple[list[dict], dict]]
-    evaluate: Callable[..., list[dict]]
+    evaluations: Mapping[str, Callable[..., list[dict]]]
     page: str
-    ports: Mapping[str, Callable[..., list[dict]]] = dataclasses.field(default_factory=dict)
 
     def render_page(self, errors: pd.DataFrame, facts: dict) -> str:
         """The experiment's own part of its case page (its ``page`` module's ``page``)."""
         return importlib.import_module(self.page).page(errors, facts)
 
-    def evaluator(self, backend: str) -> Callable[[dict, str, str], list[dict]]:
-        """``run(params, dtype, mode) -> rows`` in ``backend`` (TensorFlow starts here)."""
-        if backend == "tensorflow":
-            from harness.backends.tensorflow.tfimport import tf
-
-            return functools.partial(self.evaluate, tf)
-        if backend not in self.ports:
+    def evaluation(self, backend: str) -> Callable[..., list[dict]]:
+        """``evaluate(framework, params, dtype, mode) -> rows`` in ``backend``."""
+        if backend not in self.evaluations:
             raise ValueError(f"experiment {self.name!r} has no {backend} evaluation")
-        return self.ports[backend]
+        return self.evaluations[backend]
 
     # The declaration's fields, read through the experiment.
     name = property(lambda self: self.spec.name)

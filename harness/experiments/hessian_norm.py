@@ -309,7 +309,7 @@ experiment(
     Experiment(
         spec=HESSIAN_NORM,
         reference=reference,
-        evaluate=evaluate,
+        evaluations={"tensorflow": evaluate},
         page="harness.experiments.hessian_norm_page",
     )
 )

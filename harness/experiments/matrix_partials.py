@@ -187,8 +187,11 @@ experiment(
     Experiment(
         spec=MATRIX_PARTIALS,
         reference=reference,
-        evaluate=evaluate,
+        evaluations={
+            "tensorflow": evaluate,
+            "jax": ports.evaluate_jax,
+            "torch": ports.evaluate_torch,
+        },
         page="harness.experiments.matrix_partials_page",
-        ports={"jax": ports.evaluate_jax, "torch": ports.evaluate_torch},
     )
 )

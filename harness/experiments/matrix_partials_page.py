@@ -9,6 +9,8 @@ import html
 import numpy as np
 import pandas as pd
 
+from harness.cases.schema import DEFAULT_BACKEND
+
 __all__ = ["page"]
 
 
@@ -25,7 +27,7 @@ def _bits_figure(errors: pd.DataFrame) -> str:
 
     if errors.empty:
         return ""
-    errors = errors if "backend" in errors else errors.assign(backend="tensorflow")
+    errors = errors if "backend" in errors else errors.assign(backend=DEFAULT_BACKEND)
     backends = list(dict.fromkeys(errors.backend))
     first = {b: errors["mode"][errors.backend == b].iloc[0] for b in backends}
     sub = errors[errors["mode"] == errors.backend.map(first)]
@@ -84,7 +86,7 @@ def page(errors: pd.DataFrame, facts: dict) -> str:
         "</code>; the tables use the unconstrained entries, as a tape does.)</p>",
     ]
     if "backend" not in errors:
-        errors = errors.assign(backend="tensorflow")
+        errors = errors.assign(backend=DEFAULT_BACKEND)
     ok = errors[errors.outcome != "ref_unreliable"]
     rows = []
     for (backend, impl, method, quantity, dtype, mode), g in ok.groupby(

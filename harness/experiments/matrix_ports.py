@@ -29,9 +29,9 @@ from harness.experiments.matrix_data import collect_rows
 __all__ = ["evaluate_jax", "evaluate_torch"]
 
 
-def evaluate_jax(params: dict, dtype: str, mode: str) -> list[dict]:
-    import jax
-    import jax.numpy as jnp
+def evaluate_jax(jax, params: dict, dtype: str, mode: str) -> list[dict]:
+    """The three ways in JAX (``jax``: the module, 64-bit floats on)."""
+    jnp = jax.numpy
 
     def loss(X, Y):
         return jnp.linalg.norm(X @ X @ Y, ord="fro")
@@ -87,8 +87,8 @@ def evaluate_jax(params: dict, dtype: str, mode: str) -> list[dict]:
     return collect_rows(ways, params, call)
 
 
-def evaluate_torch(params: dict, dtype: str, mode: str) -> list[dict]:
-    import torch
+def evaluate_torch(torch, params: dict, dtype: str, mode: str) -> list[dict]:
+    """The three ways in PyTorch (``torch``: the module, as its back end set it up)."""
 
     def loss(X, Y):
         # The seed's loss.

@@ -15,8 +15,8 @@ implementations. The file is still one YAML file with ``title``, ``source`` and
   precisions; a value is ``reliable`` when the two agree to ``verify_digits``; rounded
   to each dtype once. Facts that are not judged (the exact norm a Monte-Carlo estimate
   approaches) go into the table's provenance under ``facts``.
-- ``evaluate`` (TensorFlow, and the frameworks of the experiment's ``ports``): the
-  experiment's rows per dtype and mode.
+- ``evaluate`` (each back end the experiment has an evaluation for, given the framework's
+  module as its back end sets it up): the experiment's rows per dtype and mode.
 - ``compare``: the same judgement as every case (:func:`harness.judge.compare.judge`), into an
   errors table with the standard columns, so the summary, the index and the stable
   domains treat experiments like any case. Each quantity is one ``partial`` label
@@ -97,11 +97,16 @@ def evaluate_experiment(
     params: dict,
     dtypes: Sequence[str],
     modes: Sequence[str],
-    backend: str = "tensorflow",
+    backend: str,
+    framework,
 ) -> tuple[pd.DataFrame, dict]:
-    """The evaluations table of an experiment in one back end (its framework starts
-    here)."""
-    run = get(case.experiment).evaluator(backend)
+    """The evaluations table of an experiment in one back end, with the framework's
+    module as the back end set it up (:attr:`harness.backends.interface.Backend.framework`)."""
+    evaluate = get(case.experiment).evaluation(backend)
+
+    def run(params, dtype, mode):
+        return evaluate(framework, params, dtype, mode)
+
     rows = []
     seconds = {}
     for dtype in dtypes:

@@ -33,7 +33,7 @@ def evaluate(
     t0 = time.perf_counter()
     s = prep.settings
     table, timing = evaluate_experiment(
-        prep.case, prep.case.params(s.setting), piece.dtypes, modes, backend
+        prep.case, prep.case.params(s.setting), piece.dtypes, modes, backend, engine.framework
     )
     table = table[table["method"].isin(s.methods)].reset_index(drop=True)
     stats = {"seconds": round(time.perf_counter() - t0, 3), "traces": 0, **timing}

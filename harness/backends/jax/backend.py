@@ -52,6 +52,7 @@ class _Framework:
 
 class JaxBackend:
     spec = SPECS["jax"]
+    framework = jax
 
     @staticmethod
     def start(threads: int | None = None) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from harness.backends.catalogue import SPECS
 from harness.backends.tensorflow import evaluate
-from harness.backends.tensorflow.tfimport import start
+from harness.backends.tensorflow.tfimport import start, tf
 
 __all__ = ["BACKEND"]
 
 
 class TensorFlowBackend:
     spec = SPECS["tensorflow"]
+    framework = tf
 
     @staticmethod
     def start(threads: int | None = None) -> None:

@@ -38,6 +38,7 @@ class _Framework:
 
 class TorchBackend:
     spec = SPECS["torch"]
+    framework = torch
 
     @staticmethod
     def start(threads: int | None = None) -> None:
