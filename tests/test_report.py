@@ -4,6 +4,8 @@ opened in real headless Chromium (Debian's, driven by Playwright's Python client
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -385,3 +387,19 @@ def _version(distribution: str) -> str:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return ""
+
+
+def test_a_figure_is_drawn_byte_for_byte_the_same_in_every_run():
+    """Pages repeat byte for byte: matplotlib salts its SVG element ids with a random
+    UUID unless told otherwise (two fresh processes drew different ids before)."""
+    code = (
+        "import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt; "
+        "from harness.report.html import svg; "
+        "fig, ax = plt.subplots(); ax.plot([1, 2, 3], [3, 1, 2], 'o-'); "
+        "ax.scatter([1, 2], [2, 1], rasterized=True); print(svg(fig))"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
+    assert 'id="' in runs[0].stdout and runs[0].stdout == runs[1].stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -124,9 +125,15 @@ def table(frame: pd.DataFrame, numeric: Sequence[str] = (), raw: Sequence[str] =
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+#: Figures drawn so far in this process: each figure's element ids are salted with its
+#: number, so a page's ids are unique and the same on every run.
+_DRAWN = itertools.count()
+
+
 def svg(fig) -> str:
-    """A matplotlib figure as inline SVG (no metadata, so pages repeat byte for byte);
-    closes the figure."""
+    """A matplotlib figure as inline SVG (no metadata, ids from a fixed salt, so pages
+    repeat byte for byte); closes the figure."""
+    import matplotlib
     import matplotlib.pyplot as plt
 
     buf = io.StringIO()
@@ -134,12 +141,14 @@ def svg(fig) -> str:
     # RDF namespace addresses that look like links.
     # Fixed margins (see _grid in harness.report.figures), not bbox_inches="tight" or tight_layout: each of those
     # lays out every log axis's ticks again, most of a page's time.
-    fig.savefig(
-        buf,
-        format="svg",
-        dpi=110,
-        metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
-    )
+    # matplotlib salts its element ids with a random UUID unless svg.hashsalt is set.
+    with matplotlib.rc_context({"svg.hashsalt": f"harness-figure-{next(_DRAWN)}"}):
+        fig.savefig(
+            buf,
+            format="svg",
+            dpi=110,
+            metadata={"Date": None, "Creator": None, "Format": None, "Type": None},
+        )
     plt.close(fig)
     text = buf.getvalue()
     text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
