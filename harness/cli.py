@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli_causes import add_cause_commands
-from harness.cli_output import Progress, print_summary, run_diff
-from harness.cli_probe import EXIT_INVALID, add_probe_commands
+from harness.cli_output import EXIT_INVALID, Progress, print_summary, run_diff
+from harness.cli_probe import add_probe_commands
 
 __all__ = ["EXIT_INVALID", "main"]
 
@@ -191,8 +191,8 @@ def _study_json(text: str | None) -> dict | None:
 
 def _cmd_collect(args: argparse.Namespace) -> int:
     from harness.causes.study import write_root_causes
-    from harness.judge.collect import ProvenanceMismatch, collect
     from harness.results import write_csv, write_table
+    from harness.stages.collect import ProvenanceMismatch, collect
 
     results = Path(args.results)
     files = args.errors or sorted(results.glob("*/errors.parquet"))

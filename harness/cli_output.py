@@ -6,9 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.cli_probe import EXIT_INVALID
+__all__ = ["EXIT_INVALID", "Progress", "print_summary", "run_diff"]
 
-__all__ = ["Progress", "print_summary", "run_diff"]
+#: The exit status of every refused input (a case, a point, an option, a file).
+EXIT_INVALID = 2
 
 
 class Progress:
@@ -39,7 +40,7 @@ class Progress:
 def print_summary(prep, errors, results: str | Path, table: bool = False) -> None:
     """The case's findings (unexpected first), a count of its values by outcome, and with
     ``table`` every combination's counts and worst point."""
-    from harness.judge.collect import case_findings, summarise_case
+    from harness.judge.case_tables import case_findings, summarise_case
     from harness.judge.findings_text import statements
     from harness.judge.summary import format_summary
 

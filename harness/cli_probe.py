@@ -8,10 +8,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-__all__ = ["EXIT_INVALID", "add_probe_commands"]
+from harness.cli_output import EXIT_INVALID
 
-#: The exit status of every refused input (a case, a point, an option).
-EXIT_INVALID = 2
+__all__ = ["add_probe_commands"]
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:

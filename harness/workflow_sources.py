@@ -33,7 +33,7 @@ STAGE_ENTRIES: dict[str, tuple[str, ...]] = {
     "reference": ("stages/reference.py",),
     "evaluate": ("stages/evaluate.py", "backends/catalogue.py"),
     "compare": ("stages/compare.py",),
-    "collect": ("judge/collect.py", "causes/study.py", "results.py"),
+    "collect": ("stages/collect.py", "causes/study.py", "results.py"),
     "reproduce": ("causes/reproduce.py", "backends/catalogue.py", "config.py", "results.py"),
     "report": ("stages/report.py",),
 }

@@ -324,7 +324,7 @@ def test_unexpected_findings_no_expectation_touches_rank_first():
 
 
 def test_compact_tables_give_the_same_findings_and_summary():
-    from harness.judge.collect import summarise_case
+    from harness.judge.case_tables import summarise_case
     from harness.judge.summary import compact
 
     x = np.geomspace(1.0, 300.0, 40)

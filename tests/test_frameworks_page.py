@@ -9,8 +9,8 @@ import pytest
 
 from harness.config import load_config
 from harness.judge.agreement import agreement, disagreements, split_share
-from harness.judge.collect import collect
 from harness.results import write_table
+from harness.stages.collect import collect
 from harness.stages.report import render_reports
 from harness.stages.run import run_case
 

@@ -15,8 +15,9 @@ import pytest
 from harness.causes.reproduce import reproducers
 from harness.causes.study import write_root_causes
 from harness.config import load_config
-from harness.judge.collect import ProvenanceMismatch, collect, stable_domain
+from harness.judge.case_tables import stable_domain
 from harness.results import read_table, write_table
+from harness.stages.collect import ProvenanceMismatch, collect
 from harness.stages.prepared import Selection
 from harness.stages.report import render_reports
 from harness.stages.run import run_case
@@ -133,7 +134,7 @@ def test_only_the_compare_stage_judges_stale_or_missing_tables_are_refused(study
     again here), with the file and what to rerun."""
     import shutil
 
-    from harness.judge.collect import case_findings, case_summary
+    from harness.judge.case_tables import case_findings, case_summary
     from harness.results import ResultsError, read_metadata
 
     where, _, _ = study

@@ -15,8 +15,8 @@ import pytest
 from harness.causes.reproduce import reproducers
 from harness.causes.study import write_root_causes
 from harness.config import load_config
-from harness.judge.collect import collect
 from harness.results import read_table, write_table
+from harness.stages.collect import collect
 from harness.stages.prepared import Selection
 from harness.stages.run import run_case
 

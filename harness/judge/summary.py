@@ -1,5 +1,5 @@
 """The worst failures of an errors table, and the terminal table of a case's summary
-(the summary rows themselves are :func:`harness.judge.collect.summarise_case`)."""
+(the summary rows themselves are :func:`harness.judge.case_tables.summarise_case`)."""
 
 from __future__ import annotations
 

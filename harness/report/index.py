@@ -257,7 +257,7 @@ def render_index(
     """Write ``reports/index.html`` from ``results/summary.parquet`` and
     ``results/findings.parquet``; returns its path."""
     from harness.cases.load import validate_paths
-    from harness.judge.collect import case_findings
+    from harness.judge.case_tables import case_findings
 
     results, reports = Path(results), Path(reports)
     summary = read_table(results / "summary.parquet")

@@ -81,7 +81,7 @@ def compare_stage(
         "flush": {b: (evaluations[b][1].get("platform") or {}).get("flush") for b in prep.backends},
     }
     write_table(errors, where / "errors.parquet", meta)
-    from harness.judge.collect import file_digest, write_case_summary
+    from harness.judge.case_tables import file_digest, write_case_summary
     from harness.judge.findings import find
     from harness.judge.summary import compact
 

@@ -30,7 +30,7 @@ def render_case(
     """Write ``reports/<case_id>.html``; returns its path. Without the case's ``summary``
     rows it reads the one the compare stage wrote beside the errors table (the report
     judges nothing), so each page can be its own job, in parallel with the other cases."""
-    from harness.judge.collect import case_findings, case_summary
+    from harness.judge.case_tables import case_findings, case_summary
 
     errors_path = Path(results) / case_id / "errors.parquet"
     errors = read_table(errors_path)

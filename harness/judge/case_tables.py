@@ -1,7 +1,8 @@
-"""The collect stage: every case's summary (one row per case, implementation, method,
-mode, dtype and derivative) and findings, as its compare stage wrote them beside its
-errors table (:func:`write_case_summary`; a stale or missing one is refused, never
-judged again here), merged with their provenance checked.
+"""A case's judged tables beside its errors table: its summary (one row per
+implementation, method, mode, dtype and derivative, with the stable domains), written by
+the compare stage (:func:`write_case_summary`) with its findings, and read back by the
+later stages (:func:`case_summary`, :func:`case_findings`: a stale or missing one is
+refused, never judged again; the collect stage: :mod:`harness.stages.collect`).
 
 Stable domain. The input ranges where every point is ``ok``:
 
@@ -17,9 +18,6 @@ Stable domain. The input ranges where every point is ``ok``:
 The domain is kept both as text (``x: [1e-19, 2e19]; [3, 4]``) and as JSON
 (``{"x": [[lo, hi], ...]}``). A run of one point is an interval ``[v, v]``.
 
-Provenance. Tables made by different versions of the harness's packages, Python or
-platform, or with a different git commit, cannot be merged: collect refuses with a
-message naming the files and the key that differs.
 """
 
 from __future__ import annotations
@@ -31,7 +29,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness import provenance
 from harness.cases.points import segment_index
 from harness.judge.compare import OUTCOMES
 from harness.judge.findings import RUN_COLUMNS, edge_lookup, stable_intervals
@@ -39,20 +36,14 @@ from harness.judge.summary import KEYS, NOT_FAILURES, worst_of, worst_point
 from harness.results import ResultsError, read_metadata, read_table
 
 __all__ = [
-    "ProvenanceMismatch",
     "case_findings",
     "case_summary",
-    "collect",
+    "domain_text",
+    "file_digest",
     "stable_domain",
+    "summarise_case",
     "write_case_summary",
 ]
-
-#: Provenance keys that must agree across every merged table.
-MUST_AGREE = ("packages", "python", "platform", "git")
-
-
-class ProvenanceMismatch(ValueError):
-    """Per-case tables that cannot be merged; the message says which and why."""
 
 
 def _runs(values: np.ndarray, ok: np.ndarray, piece: np.ndarray) -> list[list[float]]:
@@ -232,51 +223,6 @@ def case_summary(errors_path: str | Path) -> pd.DataFrame:
     return _stage_table(errors_path, "summary.parquet")
 
 
-def _check_agreement(metas: dict[str, dict]) -> dict:
-    first_path, first = next(iter(metas.items()))
-    for path, meta in metas.items():
-        for key in MUST_AGREE:
-            a, b = (
-                json.dumps(first.get(key), sort_keys=True),
-                json.dumps(meta.get(key), sort_keys=True),
-            )
-            if a != b:
-                raise ProvenanceMismatch(
-                    f"cannot merge {path} with {first_path}: their provenance differs in "
-                    f"{key!r} ({meta.get(key)!r} vs {first.get(key)!r}); rerun the older "
-                    f"case so every table comes from the same software"
-                )
-    return {k: first.get(k) for k in MUST_AGREE}
-
-
 def case_findings(errors_path: str | Path) -> pd.DataFrame:
     """The findings of one case, as the compare stage wrote them (``findings.parquet``)."""
     return _stage_table(errors_path, "findings.parquet")
-
-
-def collect(
-    error_files: Sequence[str | Path],
-) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """The summary and the findings of every case, and the shared provenance (raises
-    :class:`ProvenanceMismatch`)."""
-    metas = {str(p): read_metadata(p) for p in error_files}
-    shared = _check_agreement(metas) if metas else {}
-    parts, found = [], []
-    cases = {}
-    for path in error_files:
-        meta = metas[str(path)]
-        case = meta.get("case") or read_table(path)["case"].iloc[0]
-        parts.append(case_summary(path))
-        found.append(case_findings(path))
-        cases[case] = {
-            "case_hash": meta.get("case_hash"),
-            "config_hash": meta.get("config_hash"),
-            "file": str(path),
-            "flush": meta.get("flush"),
-        }
-    summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    findings = pd.concat(found, ignore_index=True) if found else pd.DataFrame()
-    meta = provenance.collect(
-        stage="collect", created=provenance.now(), cases=cases, merged_from=shared
-    )
-    return summary, findings, meta
