@@ -392,15 +392,25 @@ def _version(distribution: str) -> str:
 
 def test_a_figure_is_drawn_byte_for_byte_the_same_in_every_run():
     """Pages repeat byte for byte: matplotlib salts its SVG element ids with a random
-    UUID unless told otherwise (two fresh processes drew different ids before)."""
+    UUID unless told otherwise (two fresh processes drew different ids before), and a
+    page's figures are numbered from its first (the same page drawn after another one, as
+    ``harness report`` draws them all in one process, is the same page)."""
+    draw = (
+        "fig, ax = plt.subplots(); ax.plot([1, 2, 3], [3, 1, 2], 'o-'); "
+        "ax.scatter([1, 2], [2, 1], rasterized=True); text = page('p', svg(fig)); "
+    )
     code = (
         "import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot as plt; "
-        "from harness.report.html import svg; "
-        "fig, ax = plt.subplots(); ax.plot([1, 2, 3], [3, 1, 2], 'o-'); "
-        "ax.scatter([1, 2], [2, 1], rasterized=True); print(svg(fig))"
+        "from harness.report.html import page, svg; "
+        "{before}" + draw + "print(text)"
     )
     runs = [
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-        for _ in range(2)
+        subprocess.run(
+            [sys.executable, "-c", code.format(before=before)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for before in ("", "", draw)  # fresh, fresh, after another page
     ]
-    assert 'id="' in runs[0].stdout and runs[0].stdout == runs[1].stdout
+    assert 'id="' in runs[0] and runs[0] == runs[1] == runs[2]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import io
-import itertools
 import re
 from collections.abc import Sequence
 
@@ -91,7 +90,10 @@ def e(text: object) -> str:
 
 
 def page(title: str, body: str) -> str:
-    """A whole self-contained HTML page."""
+    """A whole self-contained HTML page. Its figures are drawn before it is assembled, so
+    the next page's figures are numbered from 0 again (:func:`svg`): a page's bytes do not
+    depend on which pages one process drew before it."""
+    _DRAWN[0] = 0
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
@@ -125,9 +127,9 @@ def table(frame: pd.DataFrame, numeric: Sequence[str] = (), raw: Sequence[str] =
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-#: Figures drawn so far in this process: each figure's element ids are salted with its
-#: number, so a page's ids are unique and the same on every run.
-_DRAWN = itertools.count()
+#: Figures drawn so far on the page being built: each figure's element ids are salted
+#: with its number, so a page's ids are unique and the same on every run.
+_DRAWN = [0]
 
 
 def svg(fig) -> str:
@@ -142,7 +144,8 @@ def svg(fig) -> str:
     # Fixed margins (see _grid in harness.report.figures), not bbox_inches="tight" or tight_layout: each of those
     # lays out every log axis's ticks again, most of a page's time.
     # matplotlib salts its element ids with a random UUID unless svg.hashsalt is set.
-    with matplotlib.rc_context({"svg.hashsalt": f"harness-figure-{next(_DRAWN)}"}):
+    number, _DRAWN[0] = _DRAWN[0], _DRAWN[0] + 1
+    with matplotlib.rc_context({"svg.hashsalt": f"harness-figure-{number}"}):
         fig.savefig(
             buf,
             format="svg",
