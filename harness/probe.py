@@ -117,9 +117,7 @@ def _judged(case, implementation, point, partial, method, mode, dtype, settings,
     from harness.reference.table import ReferenceStore, reference_rows
     from harness.reference.verify import ReferenceSettings
 
-    ref_settings = ReferenceSettings(
-        settings.precision, settings.verify_digits, settings.max_precision
-    )
+    ref_settings = ReferenceSettings.of(settings)
     store = ReferenceStore(case, ref_settings, None)
     chain = tuple(partial[:k] for k in range(len(partial) + 1))
     narrowed = dataclasses.replace(case, partials=chain)

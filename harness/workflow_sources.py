@@ -6,6 +6,8 @@ nothing from the package outside its list."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = [
@@ -51,9 +53,11 @@ def _module_file(name: str) -> str | None:
     return None
 
 
-def imports(path: str, lazy: bool = True) -> set[str]:
+@functools.cache
+def imports(path: str, lazy: bool = True) -> frozenset[str]:
     """The package files that the file ``path`` (inside the package) imports, at its top
-    and (``lazy``) inside a function, each with its packages' ``__init__``."""
+    and (``lazy``) inside a function, each with its packages' ``__init__`` (read once per
+    process: the Snakefile asks for every job's files while it builds the DAG)."""
     import ast
 
     tree = ast.parse((_PACKAGE / path).read_text(encoding="utf-8"))
@@ -78,7 +82,7 @@ def imports(path: str, lazy: bool = True) -> set[str]:
             found = _module_file(".".join(parts[:k]))
             if found:
                 out.add(found)
-    return out
+    return frozenset(out)
 
 
 def closure(start: str, within: str = "", lazy: bool = True) -> list[str]:
@@ -162,13 +166,16 @@ def kind_sources(stage: str) -> tuple[str, ...]:
     return tuple(files)
 
 
-#: Modules that import others by a registry's dotted names, and those modules' files.
-_THROUGH_REGISTRIES = {
-    "judge/reproduce.py": repro_sources,
-    "experiments/page.py": page_sources,
+#: Modules that import others by a registry's dotted names, and those modules' files
+#: (with what they import) for a stage.
+_THROUGH_REGISTRIES: dict[str, Callable[[str], tuple[str, ...]]] = {
+    "stages/kinds.py": kind_sources,
+    "judge/reproduce.py": lambda stage: repro_sources(),
+    "experiments/page.py": lambda stage: page_sources(),
 }
 
 
+@functools.cache
 def package_files(stage: str, backend: str | None = None) -> tuple[str, ...]:
     """The package files ``stage`` runs (paths inside the package: ``cases/load.py``),
     derived from the imports: the command line's, the stage's entries' with all they
@@ -178,12 +185,11 @@ def package_files(stage: str, backend: str | None = None) -> tuple[str, ...]:
     for entry in STAGE_ENTRIES[stage]:
         module = "harness." + entry.removesuffix(".py").replace("/", ".")
         files.update(dict.fromkeys(_module_sources(module, f"stage {stage!r}")))
-    if "stages/kinds.py" in files:
-        files.update(dict.fromkeys(kind_sources(stage)))
-    for importer, reached in _THROUGH_REGISTRIES.items():
-        if importer in files:
-            for found in reached():
-                files.update(dict.fromkeys(closure(found)))
+    followed: set[str] = set()
+    while todo := [i for i in _THROUGH_REGISTRIES if i in files and i not in followed]:
+        for importer in todo:  # until no newly reached file reaches a registry again
+            followed.add(importer)
+            files.update(dict.fromkeys(_THROUGH_REGISTRIES[importer](stage)))
     if backend:
         files.update(dict.fromkeys(backend_sources(backend, stage)))
     for module, data in _DATA.items():

@@ -29,6 +29,7 @@ __all__ = [
     "compile_functions",
     "operator_functions",
     "registered_port",
+    "resolve_kernel",
     "walk",
 ]
 
@@ -66,6 +67,9 @@ def operator_functions(
 def resolve_kernel(
     name: str, kernel: Kernel | NoKernel, modules: Mapping[str, Any], stack: Callable | None
 ) -> Callable:
+    """One kernel as a callable: its dotted name looked up in ``modules`` (no ``eval``), its
+    keywords bound (literals only), the reductions called on ``stack(*a)``; a missing name
+    or a :class:`NoKernel` raises :class:`NotApplicable` with the reason when called."""
     if isinstance(kernel, Kernel):
         root, *parts = kernel.path.split(".")
         fn = modules[root]

@@ -111,9 +111,7 @@ def _reference(case, pts: pd.DataFrame, dtype: str, settings) -> pd.DataFrame:
     from harness.reference.verify import ReferenceSettings
 
     s = settings
-    store = ReferenceStore(
-        case, ReferenceSettings(s.precision, s.verify_digits, s.max_precision), None
-    )
+    store = ReferenceStore(case, ReferenceSettings.of(s), None)
     names = list(case.input_names)
     store.ensure(list(pts[names].itertuples(index=False, name=None)), list(case.partials))
     return reference_rows(case, {dtype: pts}, store, model=False)

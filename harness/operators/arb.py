@@ -39,6 +39,7 @@ __all__ = [
     "power_line",
     "require_nonzero",
     "require_positive",
+    "series_value",
     "sigmoid",
     "softplus",
     "softplus_value",
@@ -164,7 +165,8 @@ def power_jet(left, right):
     return product.compose(coefficients(_exp, None, product.value, n))
 
 
-def _line_value(s: arb_series):
+def series_value(s: arb_series):
+    """The constant term of a one-variable series (0 for the empty series)."""
     c = s.coeffs()
     return c[0] if c else arb(0)
 
@@ -177,9 +179,9 @@ def power_line(a, b):
     if constant and exponent.is_exact() and exponent.is_integer():
         k = int(exponent.unique_fmpz())
         if k < 0:
-            require_nonzero(_line_value(a), "a negative power")
+            require_nonzero(series_value(a), "a negative power")
         return a**k
-    require_positive(_line_value(a), "a real power")
+    require_positive(series_value(a), "a real power")
     return (b * a.log()).exp()
 
 
@@ -211,14 +213,14 @@ def _decided(d) -> None:
 
 
 def absolute_line(a):
-    d = _line_value(a)
+    d = series_value(a)
     _decided(d)
     return a if d > 0 else -a
 
 
 def _extremum_line(larger: bool) -> Callable:
     def extremum(a, b):
-        d = _line_value(a) - _line_value(b)
+        d = series_value(a) - series_value(b)
         _decided(d)
         return a if (d > 0) == larger else b
 

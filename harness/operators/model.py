@@ -4,7 +4,7 @@ kernel for it, by the name user code calls it.
 
 A framework kernel is text (``"tf.math.softplus"``, ``"jax.nn.gelu"`` with
 ``approximate=False`` bound): the back end resolves it to the callable in its own
-modules (:func:`harness.backends.walker.resolve`), and the reproducers write the same
+modules (:func:`harness.backends.walker.resolve_kernel`), and the reproducers write the same
 text, so the harness runs and the scripts print the same kernel. Where a framework has
 no kernel for an operator, :class:`NoKernel` says why, and the back end reports the
 combination as not applicable with that reason.

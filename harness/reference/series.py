@@ -17,7 +17,7 @@ from flint import arb, arb_series
 
 from harness.cases import expressions as ex
 from harness.operators import OPERATORS, ArbRule
-from harness.operators.arb import Generic, Unsupported, require_nonzero
+from harness.operators.arb import Generic, Unsupported, require_nonzero, series_value
 from harness.reference.balls import COMPARE, evaluate
 from harness.reference.jets import JetSpace
 
@@ -45,11 +45,6 @@ _POWER = OPERATORS["pow"].arb.line  # the ``**`` operator is the pow function
 
 #: Compiled expressions: (id of the node, variable, order) -> (node, program).
 _PROGRAMS: dict[tuple[int, str, int], tuple] = {}
-
-
-def _value(s: arb_series):
-    c = s.coeffs()
-    return c[0] if c else arb(0)
 
 
 def _compile(node: ex.Node, name: str, n: int) -> Callable[[Mapping[str, arb]], arb_series]:
@@ -115,7 +110,7 @@ def _binary(op: str, a: Callable, b: Callable) -> Callable:
 
         def div(pt):
             x, y = a(pt), b(pt)
-            require_nonzero(_value(y), "a division")
+            require_nonzero(series_value(y), "a division")
             return x / y
 
         return div
@@ -127,7 +122,7 @@ def _where(m: ex.Where, go: Callable, compare: Callable) -> Callable:
     then, otherwise = go(m.then), go(m.otherwise)
 
     def where(pt):
-        d = _value(left(pt)) - _value(right(pt))
+        d = series_value(left(pt)) - series_value(right(pt))
         yes, no = compare(d)
         if d.is_zero() or not (yes or no):
             raise Generic
@@ -143,7 +138,7 @@ def _line(rule: Callable, args: list) -> Callable:
 def _kernel(rule: ArbRule, arg: Callable, prec: int) -> Callable:
     def kernel(pt):
         u = arg(pt)
-        x0 = _value(u)
+        x0 = series_value(u)
         if rule.exact is not None and rule.exact(x0, prec - 1) is not None:
             raise Generic  # an exact point: the ball jets' exact coefficients
         out = rule.series(u, x0)

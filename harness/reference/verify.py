@@ -67,6 +67,11 @@ class ReferenceSettings:
     #: fewer cross-checks gains the missing ones when a run asks for more.
     cross_check: int = 8
 
+    @classmethod
+    def of(cls, settings) -> ReferenceSettings:
+        """The reference's part of a study's settings (:class:`harness.config.Settings`)."""
+        return cls(settings.precision, settings.verify_digits, settings.max_precision)
+
 
 #: CPU seconds one point may take before its unverified partials are given up as
 #: unreliable (checked between precisions; every evaluation is bounded by the precision

@@ -11,15 +11,7 @@ import pandas as pd
 from harness.stages.inputs import Progress
 from harness.stages.prepared import Prepared
 
-__all__ = ["judge", "reference", "reference_settings"]
-
-
-def reference_settings(prep: Prepared):
-    """The study's reference settings (precision, digits to verify, the precision cap)."""
-    from harness.reference.verify import ReferenceSettings
-
-    s = prep.settings
-    return ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
+__all__ = ["judge", "reference"]
 
 
 def reference(
@@ -27,12 +19,13 @@ def reference(
 ) -> tuple[pd.DataFrame, dict]:
     """The certified reference at the case's points (:mod:`harness.reference.table`)."""
     from harness.reference.table import compute_reference
+    from harness.reference.verify import ReferenceSettings
 
     cache_dir = Path(results) / ".cache" / "reference" if cache else None
     table, counts = compute_reference(
         prep.case,
         prep.points,
-        reference_settings(prep),
+        ReferenceSettings.of(prep.settings),
         cache_dir,
         (lambda i, n: progress("reference", i, n)) if progress else None,
     )

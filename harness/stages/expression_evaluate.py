@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.stages.expression import reference_settings
 from harness.stages.inputs import Progress, with_backend
 from harness.stages.kinds import Evaluated
 from harness.stages.pieces import Piece
@@ -40,11 +39,15 @@ def evaluate(
     if bisect:
         from harness.edges.finder import EdgeFinder
         from harness.reference.table import ReferenceStore
+        from harness.reference.verify import ReferenceSettings
 
         cache_dir = Path(results) / ".cache" / "reference" if cache else None
         # Each piece keeps the values its bisection verifies in a shard of its own.
         store = ReferenceStore(
-            prep.case, reference_settings(prep), cache_dir, shard=f"{backend}.{piece.name}"
+            prep.case,
+            ReferenceSettings.of(prep.settings),
+            cache_dir,
+            shard=f"{backend}.{piece.name}",
         )
         edges = EdgeFinder(
             prep.case, prep.points, reference[0], store, s.tolerance, flags, prep.segments

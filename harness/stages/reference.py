@@ -29,8 +29,7 @@ def reference_stage(
     its provenance and timings."""
     from harness.reference.verify import ReferenceSettings
 
-    s = prep.settings
-    ref_settings = ReferenceSettings(s.precision, s.verify_digits, s.max_precision)
+    ref_settings = ReferenceSettings.of(prep.settings)
     t0 = time.perf_counter()
     table, extra = kind_of(prep.case).step("reference")(prep, results, cache, progress)
     meta = prep.provenance(
