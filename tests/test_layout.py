@@ -5,6 +5,7 @@ functions too (a lazy import is still a dependency)."""
 from __future__ import annotations
 
 import ast
+import fnmatch
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "harness"
 
 #: The stages bottom to top: a module may import from its own layer and the ones before.
 #: Root modules that are not listed here (the top: the command line, the workflow's
-#: helpers) may import anything.
+#: helpers) may import anything. A dotted entry is a module pattern inside a package (the
+#: back ends' registry, data only, sits below the case schema that reads their names).
 LAYERS = (
     ("numerics", "results", "provenance"),
+    ("backends.spec", "backends.catalogue", "backends.*.spec"),
     ("registered",),
     ("operators",),
     ("cases",),
@@ -99,7 +102,11 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _layer(module: str) -> int | None:
-    part = module.split(".")[1] if "." in module else ""
+    inside = module.partition(".")[2]
+    for i, names in enumerate(LAYERS):
+        if any("." in name and fnmatch.fnmatchcase(inside, name) for name in names):
+            return i
+    part = inside.split(".")[0]
     for i, names in enumerate(LAYERS):
         if part in names:
             return i
@@ -149,9 +156,20 @@ def test_module_fits_in_one_reading(module):
 
 
 def test_every_stage_has_its_folder():
+    modules = _modules()
     for names in LAYERS:
         for name in names:
-            assert (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file(), name
+            if "." in name:
+                assert any(fnmatch.fnmatchcase(m.partition(".")[2], name) for m in modules), name
+            else:
+                assert (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file(), name
+
+
+def test_the_back_end_registry_sits_below_the_case_schema():
+    assert _layer("harness.backends.catalogue") < _layer("harness.cases.schema")
+    assert _layer("harness.backends.torch.spec") == _layer("harness.backends.spec")
+    assert _layer("harness.backends.torch.backend") == _layer("harness.backends.walker")
+    assert _layer("harness.backends.walker") > _layer("harness.cases.schema")
 
 
 def test_judging_and_the_report_import_no_back_end_and_the_report_no_experiment():
@@ -196,3 +214,24 @@ def test_every_kind_of_case_implements_every_stage_step_alike():
             for name, kind in KINDS.items()
         }
         assert len({tuple(p) for p in params.values()}) == 1, (step, params)
+
+
+def test_the_schemas_offer_exactly_what_the_registered_back_ends_offer():
+    """The case and study schemas' lists are the back ends' own (their ``spec.py``), not a
+    second list: the names in registration order, the union of methods, and the union of
+    modes with the uncompiled ``eager`` first."""
+    from harness.backends import catalogue
+    from harness.cases import schema
+
+    specs = [
+        __import__(f"harness.backends.{name}.spec", fromlist=["SPEC"]).SPEC
+        for name in ("tensorflow", "jax", "torch")
+    ]
+    assert schema.BACKENDS == tuple(s.name for s in specs) == tuple(catalogue.SPECS)
+    methods = {m for s in specs for m in s.methods}
+    assert set(schema.METHODS) == methods and len(schema.METHODS) == len(methods)
+    assert schema.METHODS[:4] == specs[0].methods  # TensorFlow's, then JAX's taylor
+    assert schema.MODES == ("eager", "function", "xla", "jit", "compile")
+    assert schema.DTYPES == ("float16", "bfloat16", "float32", "float64")
+    backends_enum = schema.CONFIG_SCHEMA["properties"]["backends"]["items"]["enum"]
+    assert backends_enum == list(schema.BACKENDS)

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# The back ends' names, methods and modes, as their folders declare them (data only).
+from harness.backends.catalogue import BACKENDS, METHODS, MODES
+from harness.numerics.floats import DTYPES
+
 __all__ = [
     "CASE_SCHEMA",
     "CONFIG_SCHEMA",
@@ -23,18 +27,9 @@ __all__ = [
     "SPLIT_KEYS",
 ]
 
-DTYPES = ("float16", "bfloat16", "float32", "float64")
 NESTED_PATTERNS = ("nested_function", "decorated_grad_fn")
-#: The frameworks a case runs in (each offers its own methods, modes and dtypes: see
-#: :mod:`harness.backends.catalogue`).
-BACKENDS = ("tensorflow", "jax", "torch")
 #: The back end of rows (and probes) that name none: the first registered.
 DEFAULT_BACKEND = BACKENDS[0]
-#: Every method some back end offers (``taylor``: JAX's ``jax.experimental.jet``).
-METHODS = ("reverse", "forward", "forward_over_reverse", "finite_difference", "taylor")
-#: Every mode some back end offers: TensorFlow's eager, ``tf.function`` and XLA; JAX's
-#: ``jax.jit``; ``torch.compile``.
-MODES = ("eager", "function", "xla", "jit", "compile")
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
 MAX_ORDER = 4
 #: What a case's evaluation in one back end can be split by, one job per value

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "DTYPES",
     "FORMATS",
     "Format",
     "bits_of_error",
@@ -77,6 +78,8 @@ FORMATS: dict[str, Format] = {
     "float32": Format("float32", 24, -126, 127, 32),
     "float64": Format("float64", 53, -1022, 1023, 64),
 }
+#: The dtypes a study evaluates in, narrowest first.
+DTYPES: tuple[str, ...] = tuple(FORMATS)
 
 
 def _round_int_ratio(man: int, shift: int) -> int:

@@ -1,0 +1,44 @@
+"""What the registry knows of one back end (:class:`BackendSpec`), written in the back end's
+own folder (``<name>/spec.py``) and collected by :mod:`harness.backends.catalogue`.
+
+A spec is data: it imports no framework and nothing of the harness above the numerics, so
+the case schema, the study's settings and the command line read the back ends' names,
+methods and modes from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["BackendSpec"]
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    name: str  # as in results' ``backend`` column and the study's ``backends`` list
+    title: str  # as a reader knows it
+    package: str  # the importable package that must be installed
+    module: str  # the harness module defining ``BACKEND`` (imports the framework)
+    methods: tuple[str, ...]
+    modes: tuple[str, ...]  # in the order a case's evaluation runs them
+    dtypes: tuple[str, ...]
+    install: str  # how to install it
+    #: The exception types the framework raises to refuse a transformation it does not
+    #: offer (an ``unsupported`` combination, not a bug): JAX's ``jvp`` of a
+    #: ``custom_vjp`` function is a TypeError, a missing rule a NotImplementedError,
+    #: ``jet`` through a custom rule an UnexpectedTracerError; PyTorch's forward mode
+    #: through an ``autograd.Function`` without ``jvp`` a NotImplementedError.
+    refusals: tuple[str, ...] = ("NotImplementedError",)
+    #: The compiler behind each compiled mode: TensorFlow's ``jit_compile=True`` and
+    #: ``jax.jit`` are both XLA, so one XLA rewrite failing in both is one mechanism.
+    compilers: tuple[tuple[str, str], ...] = ()
+    #: The module writing each finding's standalone script and probe command
+    #: (``snippet``, ``probe_command``), where the back end has one.
+    repro: str = ""
+    #: The module computing one probed value its own way (``value``), where the back end
+    #: has one; the others are probed through ``evaluate_case`` on a batch.
+    probe: str = ""
+
+    @property
+    def snippet(self) -> str:
+        """The module writing its reproducers' functions (``snippet.py`` beside ``module``)."""
+        return self.module.rsplit(".", 1)[0] + ".snippet"
