@@ -164,7 +164,7 @@ def _prepare(args: argparse.Namespace):
     empty = [k for k in ("dtypes", "methods", "modes") if not getattr(prep.settings, k)]
     if not prep.backends:
         empty.append("installed back ends")
-    if empty or not (prep.is_experiment or prep.case.partials):
+    if empty or not (not prep.case.sampled or prep.case.partials):
         what = ", ".join(empty) or "orders"
         print(
             f"harness {args.command}: nothing to run: the selection leaves no {what} "

@@ -209,7 +209,7 @@ def evaluation_cost(case_path: str | Path, config: dict[str, Any]) -> int:
     prep = _prepared(case_path, config)
     if prep is None:
         return 1000
-    if prep.is_experiment:
+    if not prep.case.sampled:
         return 100
     s, case = prep.settings, prep.case
     per_method = sum(

@@ -146,6 +146,8 @@ class ExperimentCase:
 
     #: Its kind (:mod:`harness.stages.kinds`): what each stage does with it.
     kind: ClassVar[str] = "experiment"
+    #: No sampled points: it runs its own parameters, whole (as :class:`~harness.cases.model.Case`).
+    sampled: ClassVar[bool] = False
 
     id: str
     path: str
@@ -185,6 +187,14 @@ class ExperimentCase:
     def content_hash(self) -> str:
         blob = json.dumps(self.raw, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
+
+    def runs_in(self, backends: tuple[str, ...]) -> tuple[str, ...]:
+        """Which of the study's back ends it runs in: those its code is written for."""
+        return tuple(b for b in backends if b in self.spec.backends)
+
+    def parameters_of(self, setting: str) -> dict[str, Any]:
+        """What its provenance records beside the selection: the setting's parameters."""
+        return {"parameters": self.params(setting)}
 
     def params(self, setting: str) -> dict[str, Any]:
         """The parameters of ``setting``: ``quick`` applies ``quick_parameters`` on top."""

@@ -174,6 +174,9 @@ class Case:
 
     #: Its kind (:mod:`harness.stages.kinds`): what each stage does with it.
     kind: ClassVar[str] = "expression"
+    #: Its points are sampled from its inputs, and its evaluation can be split by dtype
+    #: and method (an experiment runs its own parameters, whole, in each back end).
+    sampled: ClassVar[bool] = True
 
     id: str
     path: str
@@ -212,6 +215,14 @@ class Case:
         part = {k: self.raw.get(k) for k in keys}
         part["partials"] = [list(p) for p in self.partials]
         return _hash(part)
+
+    def runs_in(self, backends: tuple[str, ...]) -> tuple[str, ...]:
+        """Which of the study's back ends it runs in: all (they build its expressions)."""
+        return backends
+
+    def parameters_of(self, setting: str) -> dict[str, Any]:
+        """What its provenance records beside the selection: nothing (its inputs are)."""
+        return {}
 
     def label(self, partial: Partial) -> str:
         return partial_label(partial, self.input_names)

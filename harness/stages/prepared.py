@@ -11,7 +11,6 @@ from pathlib import Path
 import pandas as pd
 
 from harness import provenance
-from harness.cases.experiment_kinds import ExperimentCase
 from harness.cases.load import load_case
 from harness.cases.model import Case
 from harness.cases.points import generate, represent, segments
@@ -66,16 +65,14 @@ class Prepared:
     @property
     def segments(self) -> dict[str, list[list[float]]]:
         """The intervals each input was sampled from (:func:`harness.cases.points.segments`)."""
-        return {} if self.is_experiment else segments(self.case)
+        return segments(self.case) if self.case.sampled else {}
 
     @property
     def backends(self) -> tuple[str, ...]:
         """The study's back ends for this case that are installed here."""
         from harness.backends.catalogue import installed
 
-        # An experiment runs in the frameworks its code is written in (harness.experiments).
-        allowed = self.case.spec.backends if self.is_experiment else self.settings.backends
-        return tuple(b for b in self.settings.backends if b in allowed and installed(b))
+        return tuple(b for b in self.case.runs_in(self.settings.backends) if installed(b))
 
     def offered(self, backend: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """The case's methods, modes and dtypes that ``backend`` offers (modes in the
@@ -92,7 +89,7 @@ class Prepared:
     def pieces(self, backend: str) -> list[Piece]:
         """The jobs ``backend``'s evaluation of this case is split into (:mod:`harness.stages.pieces`)."""
         methods, _, dtypes = self.offered(backend)
-        return plan(self.settings.split, dtypes, methods, whole=self.is_experiment)
+        return plan(self.settings.split, dtypes, methods, whole=not self.case.sampled)
 
     def narrowed(self, piece: Piece) -> Prepared:
         """The case as one piece of its evaluation sees it: the piece's dtypes and methods,
@@ -114,15 +111,10 @@ class Prepared:
         points = {d: self.points[d] for d in piece.dtypes if d in self.points}
         return Prepared(case, self.config, settings, points)
 
-    @property
-    def is_experiment(self) -> bool:
-        return isinstance(self.case, ExperimentCase)
-
     def selection_record(self) -> dict:
         s = self.settings
-        extra = {"parameters": self.case.params(s.setting)} if self.is_experiment else {}
         return {
-            **extra,
+            **self.case.parameters_of(s.setting),
             "backends": list(self.backends),
             "dtypes": list(s.dtypes),
             "methods": list(s.methods),
@@ -141,7 +133,7 @@ def prepare(
     and generate its points as each dtype represents them."""
     case = load_case(case_path)
     config = config or load_config()
-    if isinstance(case, ExperimentCase):
+    if not case.sampled:
         settings = settings_for(
             case,
             config,
