@@ -1,0 +1,116 @@
+"""The operator table's activations and special functions (error function, log-gamma,
+digamma)."""
+
+from __future__ import annotations
+
+from harness.operators import arb, mp_elementary, mp_special
+from harness.operators.entry import ALL, op, series_rule
+from harness.operators.model import Kernel
+
+_m, _s = mp_elementary, mp_special
+
+__all__ = ["ENTRIES"]
+
+ENTRIES = (
+    # Activations.
+    op(
+        "sigmoid",
+        ALL,
+        _m.sigmoid,
+        series_rule(arb.sigmoid),
+        tf="tf.sigmoid",
+        jax="jax.nn.sigmoid",
+        torch="torch.sigmoid",
+    ),
+    op(
+        "softplus",
+        ALL,
+        _m.softplus,
+        series_rule(arb.softplus, arb.softplus_value),
+        tf="tf.math.softplus",
+        jax="jax.nn.softplus",
+        torch="torch.nn.functional.softplus",
+    ),
+    op(
+        "log_sigmoid",
+        ALL,
+        _s.log_sigmoid,
+        series_rule(arb.log_sigmoid, lambda x0: -arb.softplus_value(-x0)),
+        tf="tf.math.log_sigmoid",
+        jax="jax.nn.log_sigmoid",
+        torch="torch.nn.functional.logsigmoid",
+    ),
+    op(
+        "elu",
+        ALL + " (no second derivative at 0)",
+        _s.elu,
+        None,
+        tf="tf.nn.elu",
+        jax="jax.nn.elu",
+        torch="torch.nn.functional.elu",
+    ),
+    op(
+        "selu",
+        ALL + " (no derivative at 0)",
+        _s.selu,
+        None,
+        tf="tf.nn.selu",
+        jax="jax.nn.selu",
+        torch="torch.nn.functional.selu",
+    ),
+    op(
+        "gelu",
+        ALL,
+        _s.gelu,
+        None,
+        tf=Kernel("tf.nn.gelu", "approximate=False"),
+        jax=Kernel("jax.nn.gelu", "approximate=False"),
+        torch=Kernel("torch.nn.functional.gelu", 'approximate="none"'),
+    ),
+    op(
+        "gelu_tanh",
+        ALL,
+        _s.gelu_tanh,
+        None,
+        tf=Kernel("tf.nn.gelu", "approximate=True"),
+        jax=Kernel("jax.nn.gelu", "approximate=True"),
+        torch=Kernel("torch.nn.functional.gelu", 'approximate="tanh"'),
+    ),
+    # Special functions.
+    op(
+        "erf",
+        ALL,
+        _s.erf,
+        series_rule(lambda s, x0: s.erf()),
+        tf="tf.math.erf",
+        jax="jax.scipy.special.erf",
+        torch="torch.special.erf",
+    ),
+    op(
+        "erfc",
+        ALL,
+        _s.erfc,
+        series_rule(lambda s, x0: s.erfc()),
+        tf="tf.math.erfc",
+        jax="jax.scipy.special.erfc",
+        torch="torch.special.erfc",
+    ),
+    op(
+        "lgamma",
+        "x not a non-positive integer (log|Γ(x)|)",
+        _s.lgamma,
+        None,
+        tf="tf.math.lgamma",
+        jax="jax.scipy.special.gammaln",
+        torch="torch.lgamma",
+    ),
+    op(
+        "digamma",
+        "x not a non-positive integer",
+        _s.digamma,
+        None,
+        tf="tf.math.digamma",
+        jax="jax.scipy.special.digamma",
+        torch="torch.digamma",
+    ),
+)

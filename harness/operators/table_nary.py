@@ -1,0 +1,113 @@
+"""The operator table's kinks (``abs``, ``maximum``, ``minimum``) and functions of two or
+more arguments."""
+
+from __future__ import annotations
+
+from harness.operators import arb, mp_jets
+from harness.operators.entry import ALL, op
+from harness.operators.model import ArbRule, Kernel
+
+__all__ = ["ENTRIES"]
+
+ENTRIES = (
+    # Kinks.
+    op(
+        "abs",
+        ALL + " (no derivative at 0)",
+        mp_jets.absolute,
+        ArbRule(jet=arb.absolute_jet, line=arb.absolute_line),
+        tf="tf.abs",
+        jax="jnp.abs",
+        torch="torch.abs",
+        pointwise=False,
+    ),
+    op(
+        "maximum",
+        "every x, y (no derivative where x = y and the slopes differ)",
+        mp_jets.maximum,
+        ArbRule(jet=arb.maximum_jet, line=arb.maximum_line),
+        tf="tf.maximum",
+        jax="jnp.maximum",
+        torch="torch.maximum",
+        arity=(2, 2),
+        pointwise=False,
+    ),
+    op(
+        "minimum",
+        "every x, y (no derivative where x = y and the slopes differ)",
+        mp_jets.minimum,
+        ArbRule(jet=arb.minimum_jet, line=arb.minimum_line),
+        tf="tf.minimum",
+        jax="jnp.minimum",
+        torch="torch.minimum",
+        arity=(2, 2),
+        pointwise=False,
+    ),
+    # Functions of two or more arguments.
+    op(
+        "atan2",
+        "(y, x) not (0, 0); no derivative on the cut y = 0, x < 0",
+        mp_jets.atan2,
+        None,
+        tf="tf.math.atan2",
+        jax="jnp.arctan2",
+        torch="torch.atan2",
+        arity=(2, 2),
+        pointwise=False,
+    ),
+    op(
+        "xlogy",
+        "y > 0, or x = 0 (value 0)",
+        mp_jets.xlogy,
+        None,
+        tf="tf.math.xlogy",
+        jax="jax.scipy.special.xlogy",
+        torch="torch.xlogy",
+        arity=(2, 2),
+        pointwise=False,
+    ),
+    op(
+        "xlog1py",
+        "y > -1, or x = 0 (value 0)",
+        mp_jets.xlog1py,
+        None,
+        tf="tf.math.xlog1py",
+        jax="jax.scipy.special.xlog1py",
+        torch="torch.special.xlog1py",
+        arity=(2, 2),
+        pointwise=False,
+    ),
+    op(
+        "pow",
+        "x > 0, or a constant integer exponent (x != 0 if negative)",
+        mp_jets.power,
+        ArbRule(jet=arb.power_jet, line=arb.power_line),
+        tf="tf.math.pow",
+        jax="jnp.power",
+        torch="torch.pow",
+        arity=(2, 2),
+        pointwise=False,
+    ),
+    op(
+        "logsumexp",
+        "every real argument",
+        mp_jets.logsumexp,
+        None,
+        tf=Kernel("tf.math.reduce_logsumexp", "axis=0", stacked=True),
+        jax=Kernel("jax.scipy.special.logsumexp", "axis=0", stacked=True),
+        torch=Kernel("torch.logsumexp", "dim=0", stacked=True),
+        arity=(2, 8),
+        pointwise=False,
+    ),
+    op(
+        "log_softmax",
+        "every real argument",
+        mp_jets.log_softmax,
+        None,
+        tf=Kernel("tf.nn.log_softmax", "axis=0", stacked=True, first=True),
+        jax=Kernel("jax.nn.log_softmax", "axis=0", stacked=True, first=True),
+        torch=Kernel("torch.log_softmax", "dim=0", stacked=True, first=True),
+        arity=(2, 8),
+        pointwise=False,
+    ),
+)
