@@ -3,7 +3,7 @@ digamma)."""
 
 from __future__ import annotations
 
-from harness.operators import arb, mp_elementary, mp_special
+from harness.operators import arb, arb_special, mp_elementary, mp_special
 from harness.operators.entry import ALL, op, series_rule
 from harness.operators.model import Kernel
 
@@ -44,7 +44,7 @@ ENTRIES = (
         "elu",
         ALL + " (no second derivative at 0)",
         _s.elu,
-        None,
+        series_rule(arb_special.elu, arb_special.elu_value, arb_special.elu_at_zero),
         tf="tf.nn.elu",
         jax="jax.nn.elu",
         torch="torch.nn.functional.elu",
@@ -53,7 +53,7 @@ ENTRIES = (
         "selu",
         ALL + " (no derivative at 0)",
         _s.selu,
-        None,
+        series_rule(arb_special.selu, arb_special.selu_value, arb_special.selu_at_zero),
         tf="tf.nn.selu",
         jax="jax.nn.selu",
         torch="torch.nn.functional.selu",
@@ -62,7 +62,7 @@ ENTRIES = (
         "gelu",
         ALL,
         _s.gelu,
-        None,
+        series_rule(arb_special.gelu),
         tf=Kernel("tf.nn.gelu", "approximate=False"),
         jax=Kernel("jax.nn.gelu", "approximate=False"),
         torch=Kernel("torch.nn.functional.gelu", 'approximate="none"'),
@@ -71,7 +71,7 @@ ENTRIES = (
         "gelu_tanh",
         ALL,
         _s.gelu_tanh,
-        None,
+        series_rule(arb_special.gelu_tanh),
         tf=Kernel("tf.nn.gelu", "approximate=True"),
         jax=Kernel("jax.nn.gelu", "approximate=True"),
         torch=Kernel("torch.nn.functional.gelu", 'approximate="tanh"'),
@@ -99,7 +99,7 @@ ENTRIES = (
         "lgamma",
         "x not a non-positive integer (log|Γ(x)|)",
         _s.lgamma,
-        None,
+        series_rule(arb_special.lgamma),
         tf="tf.math.lgamma",
         jax="jax.scipy.special.gammaln",
         torch="torch.lgamma",
@@ -108,7 +108,7 @@ ENTRIES = (
         "digamma",
         "x not a non-positive integer",
         _s.digamma,
-        None,
+        series_rule(arb_special.digamma),
         tf="tf.math.digamma",
         jax="jax.scipy.special.digamma",
         torch="torch.digamma",

@@ -3,7 +3,7 @@ trigonometric and hyperbolic functions and their inverses."""
 
 from __future__ import annotations
 
-from harness.operators import arb, mp_elementary, mp_special
+from harness.operators import arb, arb_special, mp_elementary, mp_special
 from harness.operators.entry import ALL, op, series_rule
 
 _m, _s = mp_elementary, mp_special
@@ -121,12 +121,20 @@ ENTRIES = (
         jax="jnp.arctan",
         torch="torch.atan",
     ),
-    op("asinh", ALL, _s.asinh, None, tf="tf.math.asinh", jax="jnp.arcsinh", torch="torch.asinh"),
+    op(
+        "asinh",
+        ALL,
+        _s.asinh,
+        series_rule(arb_special.asinh),
+        tf="tf.math.asinh",
+        jax="jnp.arcsinh",
+        torch="torch.asinh",
+    ),
     op(
         "acosh",
         "x >= 1 (no derivative at 1)",
         _s.acosh,
-        None,
+        series_rule(arb_special.acosh, exact=arb_special.acosh_at_one),
         tf="tf.math.acosh",
         jax="jnp.arccosh",
         torch="torch.acosh",
@@ -135,7 +143,7 @@ ENTRIES = (
         "atanh",
         "-1 < x < 1",
         _s.atanh,
-        None,
+        series_rule(arb_special.atanh),
         tf="tf.math.atanh",
         jax="jnp.arctanh",
         torch="torch.atanh",

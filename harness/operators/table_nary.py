@@ -3,7 +3,7 @@ more arguments."""
 
 from __future__ import annotations
 
-from harness.operators import arb, mp_jets
+from harness.operators import arb, arb_nary, mp_jets
 from harness.operators.entry import ALL, op
 from harness.operators.model import ArbRule, Kernel
 
@@ -48,7 +48,7 @@ ENTRIES = (
         "atan2",
         "(y, x) not (0, 0); no derivative on the cut y = 0, x < 0",
         mp_jets.atan2,
-        None,
+        ArbRule(jet=arb_nary.atan2_jet, line=arb_nary.atan2_line),
         tf="tf.math.atan2",
         jax="jnp.arctan2",
         torch="torch.atan2",
@@ -59,7 +59,7 @@ ENTRIES = (
         "xlogy",
         "y > 0, or x = 0 (value 0)",
         mp_jets.xlogy,
-        None,
+        ArbRule(jet=arb_nary.xlogy_jet, line=arb_nary.xlogy_line),
         tf="tf.math.xlogy",
         jax="jax.scipy.special.xlogy",
         torch="torch.xlogy",
@@ -70,7 +70,7 @@ ENTRIES = (
         "xlog1py",
         "y > -1, or x = 0 (value 0)",
         mp_jets.xlog1py,
-        None,
+        ArbRule(jet=arb_nary.xlog1py_jet, line=arb_nary.xlog1py_line),
         tf="tf.math.xlog1py",
         jax="jax.scipy.special.xlog1py",
         torch="torch.special.xlog1py",
@@ -92,7 +92,7 @@ ENTRIES = (
         "logsumexp",
         "every real argument",
         mp_jets.logsumexp,
-        None,
+        ArbRule(jet=arb_nary.logsumexp_jet, line=arb_nary.logsumexp_line),
         tf=Kernel("tf.math.reduce_logsumexp", "axis=0", stacked=True),
         jax=Kernel("jax.scipy.special.logsumexp", "axis=0", stacked=True),
         torch=Kernel("torch.logsumexp", "dim=0", stacked=True),
@@ -103,7 +103,7 @@ ENTRIES = (
         "log_softmax",
         "every real argument",
         mp_jets.log_softmax,
-        None,
+        ArbRule(jet=arb_nary.log_softmax_jet, line=arb_nary.log_softmax_line),
         tf=Kernel("tf.nn.log_softmax", "axis=0", stacked=True, first=True),
         jax=Kernel("jax.nn.log_softmax", "axis=0", stacked=True, first=True),
         torch=Kernel("torch.log_softmax", "dim=0", stacked=True, first=True),

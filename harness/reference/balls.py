@@ -101,17 +101,32 @@ class BallJet:
         return BallJet(self.space, out)
 
     def compose(self, coeffs: list) -> BallJet:
-        """``Σ_k coeffs[k] · (self - self.value)^k`` (coeffs[k] = f^(k)(value)/k!)."""
+        """``Σ_k coeffs[k] · (self - self.value)^k`` (coeffs[k] = f^(k)(value)/k!). A
+        coefficient that does not exist (NaN: ``elu`` at 0 from order 2) reaches the orders
+        >= k only, as in :meth:`harness.reference.jets.Jet.compose`."""
         if self.is_constant():
             return BallJet.constant(self.space, coeffs[0])
+        total = self.space.total
+        missing = next((k for k in range(1, total + 1) if coeffs[k].is_nan()), None)
         delta = BallJet(self.space, [arb(0)] + list(self.c[1:]))
         out = BallJet.constant(self.space, coeffs[0])
         power = delta
-        for k in range(1, self.space.total + 1):
+        for k in range(1, missing or total + 1):
             out = out + power.scale(coeffs[k])
-            if k < self.space.total:
+            if k < total:
                 power = power * delta
+        if missing is not None:
+            degrees = (sum(a) for a in self.space.indices)
+            out = BallJet(self.space, [c if d < missing else _NAN for c, d in zip(out.c, degrees)])
         return out
+
+    def with_value(self, value) -> BallJet:
+        """The same derivatives with another value (one computed without cancellation)."""
+        return BallJet(self.space, [value] + list(self.c[1:]))
+
+    def nan_derivatives(self) -> BallJet:
+        """The value, and NaN (no ball) for every derivative: none exists here."""
+        return BallJet(self.space, [self.c[0]] + [_NAN] * (self.space.size - 1))
 
     def reciprocal(self) -> BallJet:
         """``1 / self``, for a value certainly not 0."""

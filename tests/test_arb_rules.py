@@ -1,0 +1,149 @@
+"""The certified (Arb) rules of the operators, checked where they are hardest: tiny and
+huge arguments, left of the poles of Γ, at kinks, on branch cuts, with exponentials that
+would overflow a float. Expected values come from mpmath, independently of the rules:
+``mpmath.taylor`` of a textbook formula written here (one-argument operators), and the
+mpmath jet rules at 60 digits (several arguments: mixed partials to order 4)."""
+
+from __future__ import annotations
+
+import mpmath
+import pytest
+from flint import arb
+
+from harness.cases import expressions as ex
+from harness.operators import OPERATORS
+from harness.operators.arb import Undefined
+from harness.reference import balls, jets
+from harness.reference.balls import pointwise_coefficients, working_bits
+from harness.reference.series import evaluate_series
+
+_SCALE, _ALPHA = "1.0507009873554804934193349852946", "1.6732632423543772848170429916717"
+
+#: Textbook formulas, independent of the operator table's rules.
+FORMULA = {
+    "asinh": lambda x: mpmath.log(x + mpmath.sqrt(x * x + 1)),
+    "acosh": lambda x: mpmath.log(x + mpmath.sqrt(x * x - 1)),
+    "atanh": lambda x: mpmath.log((1 + x) / (1 - x)) / 2,
+    "elu": lambda x: x if x > 0 else mpmath.exp(x) - 1,
+    "selu": lambda x: (
+        mpmath.mpf(_SCALE) * (x if x > 0 else mpmath.mpf(_ALPHA) * (mpmath.exp(x) - 1))
+    ),
+    "gelu": lambda x: x * (1 + mpmath.erf(x / mpmath.sqrt(2))) / 2,
+    "gelu_tanh": lambda x: (
+        x * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * (x + mpmath.mpf("0.044715") * x**3))) / 2
+    ),
+    "lgamma": lambda x: mpmath.log(abs(mpmath.gamma(x))),
+    "digamma": lambda x: mpmath.diff(lambda t: mpmath.log(abs(mpmath.gamma(t))), x),
+}
+
+#: Points (exact binary fractions) where each rule has to work hardest.
+POINTS = {
+    "asinh": ["0.75", "-0.375", "0.0009765625", "-1048576.5"],
+    "acosh": ["1.25", "3.5", "1.0009765625", "1048576.5"],
+    "atanh": ["0.75", "-0.375", "0.9990234375", "-0.0009765625"],
+    "elu": ["0.75", "-0.375", "-40.5"],
+    "selu": ["0.75", "-0.375", "-40.5"],
+    "gelu": ["0.75", "-0.375", "-12.5", "6.5"],
+    "gelu_tanh": ["0.75", "-0.375", "-12.5", "6.5"],
+    "lgamma": ["0.75", "1", "2", "-0.375", "-2.5", "-7.75", "0.0009765625", "1024.5"],
+    "digamma": ["0.75", "-0.375", "-2.5", "-7.75", "0.0009765625", "1024.5"],
+}
+
+
+@pytest.mark.parametrize("name,point", [(n, p) for n, ps in POINTS.items() for p in ps])
+def test_the_arb_ball_holds_the_textbook_taylor_coefficients(name, point):
+    rule = OPERATORS[name].arb
+    with working_bits(256):
+        got = pointwise_coefficients(rule, arb(point), 4)
+    with mpmath.workdps(160):  # the formulas cancel (1 + tanh z at z << 0): 100 spare digits
+        want = mpmath.taylor(FORMULA[name], mpmath.mpf(point), 4)
+    for k, (ball, c) in enumerate(zip(got, want)):
+        slack = arb(mpmath.nstr(abs(c) * mpmath.mpf(10) ** -30 + mpmath.mpf(10) ** -40, 5))
+        assert (ball - arb(mpmath.nstr(c, 50))).abs_lower() <= slack.upper(), (name, point, k)
+        assert ball.rad() <= 1e-30 * abs(float(c)), (name, point, k)
+
+
+@pytest.mark.parametrize(
+    "name,point,want",
+    [
+        ("elu", "0", [0, 1, None, None, None]),  # expm1 and the identity share f, f'
+        ("selu", "0", [0, None, None, None, None]),  # slopes scale·alpha and scale differ
+        ("acosh", "1", [0, None, None, None, None]),  # the slope 1/sqrt(x² - 1) is infinite
+    ],
+)
+def test_at_a_kink_only_the_existing_orders_have_a_ball(name, point, want):
+    """``None``: NaN, no derivative. Composed (``f(3 x)`` at the same point) the orders
+    that exist keep their value, scaled by 3^k, and NaN stays where it was."""
+    got = pointwise_coefficients(OPERATORS[name].arb, arb(point), 4)
+    assert [None if b.is_nan() else int(b.unique_fmpz()) for b in got] == want
+    inner = "1 + 3*x" if name == "acosh" else "3*x"  # the kink at x = 0 either way
+    space = jets.JetSpace(("x",), {"x": 4}, 4)
+    jet = balls.evaluate(ex.parse(f"{name}({inner})", {"x"}), {"x": arb(0)}, space)
+    for k, w in enumerate(want):
+        c = jet.c[space.position[(k,)]]
+        assert c.is_nan() if w is None else c == w * 3**k, (name, k)
+
+
+@pytest.mark.parametrize(
+    "expression,point",
+    [
+        ("lgamma(x)", "0"),
+        ("lgamma(x)", "-3"),
+        ("digamma(x)", "-1"),
+        ("atanh(x)", "1"),
+        ("acosh(x)", "0.5"),
+    ],
+)
+def test_where_no_value_exists_the_rule_says_so(expression, point):
+    node = ex.parse(expression, {"x"})
+    with pytest.raises(Undefined, match="not defined here"):
+        balls.evaluate(node, {"x": arb(point)}, jets.JetSpace(("x",), {"x": 2}, 2))
+
+
+NARY = [
+    ("atan2(x, y)", [("0.75", "1.25"), ("1.5", "0.5"), ("-0.375", "-2.5"), ("0", "2")]),
+    ("atan2(x, y)", [("0", "-1"), ("0", "0")]),  # the branch cut, the origin
+    ("xlogy(x, y)", [("0.75", "1.25"), ("-2.5", "0.0009765625"), ("0", "0.5")]),
+    ("xlogy(x, y)", [("0", "0"), ("0", "-1")]),  # x = 0: the value 0, no derivative
+    ("xlog1py(x, y)", [("0.75", "0.25"), ("1.5", "-0.75"), ("0", "-0.5"), ("0", "-1")]),
+    ("logsumexp(x, y)", [("0.75", "1.25"), ("1000.5", "-1000.5"), ("-0.375", "-0.375")]),
+    ("logsumexp(x, y, 0.5)", [("0.75", "1.25"), ("-800.25", "700.5")]),
+    ("log_softmax(x, y, 0.5)", [("0.75", "1.25"), ("-800.25", "700.5"), ("30.5", "-2")]),
+]
+
+
+@pytest.mark.parametrize(
+    "expression,point", [(e, p) for e, points in NARY for p in points], ids=str
+)
+def test_several_arguments_mixed_partials_hold_the_mpmath_jets(expression, point):
+    """Every coefficient ∂^α f/α! with |α| <= 4 over (x, y): the ball (by multivariate ball
+    jets) holds the mpmath jet rule's value at 60 digits, or both say no derivative."""
+    node = ex.parse(expression, {"x", "y"})
+    space = jets.JetSpace(("x", "y"), {"x": 4, "y": 4}, 4)
+    with working_bits(256):
+        got = balls.evaluate(node, {"x": arb(point[0]), "y": arb(point[1])}, space)
+    with mpmath.workdps(60):
+        want = jets.evaluate(node, {"x": mpmath.mpf(point[0]), "y": mpmath.mpf(point[1])}, space)
+    _same(got.c, want.c, (expression, point))
+    for name in ("x", "y"):  # the one-variable series path, where it applies
+        with working_bits(256):
+            line = evaluate_series(node, {"x": arb(point[0]), "y": arb(point[1])}, name, 4)
+        want_line = [want.c[space.position[(k, 0) if name == "x" else (0, k)]] for k in range(5)]
+        _same(line, want_line, (expression, point, name))
+
+
+def _same(balls_, values, where) -> None:
+    for i, (ball, c) in enumerate(zip(balls_, values)):
+        if mpmath.isnan(c):
+            assert ball.is_nan(), (where, i, ball)
+            continue
+        with mpmath.workdps(60):
+            slack = abs(c) * mpmath.mpf(10) ** -40 + mpmath.mpf(10) ** -60
+        assert (ball - arb(mpmath.nstr(c, 55))).abs_lower() <= arb(mpmath.nstr(slack, 5)).upper(), (
+            where,
+            i,
+            ball,
+            c,
+        )
+        # Tight, or (a coefficient that is 0: logsumexp's third at x = y) tiny.
+        assert ball.rad() <= 1e-30 * abs(float(c)) + 1e-60, (where, i, ball)
