@@ -34,6 +34,17 @@ FORMULA = {
     ),
     "lgamma": lambda x: mpmath.log(abs(mpmath.gamma(x))),
     "digamma": lambda x: mpmath.diff(lambda t: mpmath.log(abs(mpmath.gamma(t))), x),
+    "exp2": lambda x: mpmath.exp(x * mpmath.log(2)),
+    "log2": lambda x: mpmath.log(x) / mpmath.log(2),
+    "square": lambda x: x**2,
+    "reciprocal": lambda x: x**-1,
+    "rsqrt": lambda x: x ** mpmath.mpf(-0.5),
+    "silu": lambda x: x * mpmath.exp(x) / (1 + mpmath.exp(x)),
+    "mish": lambda x: x * mpmath.tanh(mpmath.log(1 + mpmath.exp(x))),
+    "softsign": lambda x: x / (1 - x) if x < 0 else x / (1 + x),
+    "sinc": lambda x: mpmath.sin(mpmath.pi * x) / (mpmath.pi * x) if x else mpmath.mpf(1),
+    # erf's inverse by Newton's method from mpmath's own, an independent route
+    "erfinv": lambda x: mpmath.findroot(lambda y: mpmath.erf(y) - x, mpmath.erfinv(x)),
 }
 
 #: Points (exact binary fractions) where each rule has to work hardest.
@@ -47,6 +58,17 @@ POINTS = {
     "gelu_tanh": ["0.75", "-0.375", "-12.5", "6.5"],
     "lgamma": ["0.75", "1", "2", "-0.375", "-2.5", "-7.75", "0.0009765625", "1024.5"],
     "digamma": ["0.75", "-0.375", "-2.5", "-7.75", "0.0009765625", "1024.5"],
+    "exp2": ["0.75", "-0.375", "-60.5", "100.25"],
+    "log2": ["0.75", "1", "3.5", "1048576.5"],
+    "square": ["0.75", "-1048576.5"],
+    "reciprocal": ["0.75", "-0.375", "0.0009765625"],
+    "rsqrt": ["0.75", "3.5", "0.0009765625"],
+    "silu": ["0.75", "-0.375", "-40.5"],
+    "mish": ["0.75", "-0.375", "-40.5", "12.5"],
+    "softsign": ["0.75", "-0.375", "-1048576.5"],
+    # sinc near 0 by its series there, elsewhere a quotient; 0.375 is close to the switch
+    "sinc": ["0.375", "-0.0009765625", "0.5", "-1.25", "1024.75"],
+    "erfinv": ["0.75", "-0.375", "0.0009765625", "0.9990234375"],
 }
 
 
@@ -69,6 +91,7 @@ def test_the_arb_ball_holds_the_textbook_taylor_coefficients(name, point):
         ("elu", "0", [0, 1, None, None, None]),  # expm1 and the identity share f, f'
         ("selu", "0", [0, None, None, None, None]),  # slopes scale·alpha and scale differ
         ("acosh", "1", [0, None, None, None, None]),  # the slope 1/sqrt(x² - 1) is infinite
+        ("softsign", "0", [0, 1, None, None, None]),  # x/(1 - x) and x/(1 + x): f'' ±2
     ],
 )
 def test_at_a_kink_only_the_existing_orders_have_a_ball(name, point, want):
@@ -108,6 +131,8 @@ NARY = [
     ("xlog1py(x, y)", [("0.75", "0.25"), ("1.5", "-0.75"), ("0", "-0.5"), ("0", "-1")]),
     ("logsumexp(x, y)", [("0.75", "1.25"), ("1000.5", "-1000.5"), ("-0.375", "-0.375")]),
     ("logsumexp(x, y, 0.5)", [("0.75", "1.25"), ("-800.25", "700.5")]),
+    ("hypot(x, y)", [("0.75", "1.25"), ("-1000.5", "0.0009765625"), ("0", "-2.5"), ("0", "0")]),
+    ("logaddexp(x, y)", [("0.75", "1.25"), ("1000.5", "-1000.5")]),
     ("log_softmax(x, y, 0.5)", [("0.75", "1.25"), ("-800.25", "700.5"), ("30.5", "-2")]),
 ]
 

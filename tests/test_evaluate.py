@@ -153,6 +153,38 @@ def test_an_implementation_that_raises_is_isolated(tmp_path):
     assert set(errors[errors.implementation == "good"].outcome) == {"ok"}
 
 
+def test_an_operator_without_a_tensorflow_kernel_is_not_applicable_with_its_reason(tmp_path):
+    """``mish`` has no kernel in TensorFlow (the operator table's ``NoKernel``): every
+    row of an implementation calling it is ``not_applicable`` with the reason, in every
+    method and mode, and its neighbour in the same case runs as usual."""
+    path = write_case(
+        tmp_path,
+        "no_kernel",
+        """\
+        title: an operator TensorFlow lacks
+        source: test
+        inputs:
+          x: {values: [-0.5, 0.75]}
+        function: x * tanh(softplus(x))
+        reference: {expression: mish(x)}
+        derivatives: {wrt: x, orders: [1, 2]}
+        implementations:
+          kernel: {expression: mish(x)}
+          formula: {expression: x * tanh(softplus(x))}
+        dtypes: [float64]
+        methods: [reverse, forward]
+        """,
+    )
+    errors = _run(path, tmp_path)
+    kernel = errors[errors.implementation == "kernel"]
+    assert len(kernel) == 2 * 3 * 3 * 2  # 2 methods x (f, f', f'') x 3 modes x 2 points
+    assert set(kernel.outcome) == {"not_applicable"}
+    assert kernel.message.str.contains(
+        "mish\\(\\) has no kernel here: TensorFlow has no mish"
+    ).all()
+    assert set(errors[errors.implementation == "formula"].outcome) == {"ok"}
+
+
 def test_grappler_rewrites_the_naive_formula_under_tf_function(tmp_path):
     # log(1 + exp(-20)) in float32: 1 + 2e-9 rounds to 1, so the formula as written gives
     # 0; under tf.function Grappler rewrites log(1 + y) to log1p(y) and gets it right.

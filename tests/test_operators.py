@@ -72,6 +72,18 @@ TRUTH = {
     "pow": mpmath.power,
     "logsumexp": lambda *a: mpmath.log(mpmath.fsum(mpmath.exp(v) for v in a)),
     "log_softmax": lambda *a: a[0] - mpmath.log(mpmath.fsum(mpmath.exp(v) for v in a)),
+    "exp2": lambda x: mpmath.mpf(2) ** x,
+    "log2": lambda x: mpmath.log(x, 2),
+    "square": lambda x: x * x,
+    "reciprocal": lambda x: 1 / x,
+    "rsqrt": lambda x: 1 / mpmath.sqrt(x),
+    "sinc": lambda x: mpmath.sincpi(x),
+    "silu": lambda x: x / (1 + mpmath.exp(-x)),
+    "mish": lambda x: x * mpmath.tanh(_softplus(x)),
+    "softsign": lambda x: x / (1 + abs(x)),
+    "erfinv": mpmath.erfinv,
+    "hypot": lambda x, y: mpmath.sqrt(x * x + y * y),
+    "logaddexp": lambda x, y: mpmath.log(mpmath.exp(x) + mpmath.exp(y)),
 }
 
 
@@ -79,7 +91,7 @@ def _points(op: Operator) -> list[tuple[str, ...]]:
     """Points inside every operator's domain (decimal strings, exact in binary)."""
     if op.name == "acosh":
         return [("1.25",), ("3.5",)]
-    if op.name in ("log", "sqrt"):
+    if op.name in ("log", "sqrt", "log2", "rsqrt"):
         return [("0.75",), ("3.5",)]
     if op.arity[0] == 1:
         return [("0.75",), ("-0.375",)]

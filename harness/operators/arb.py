@@ -28,21 +28,29 @@ __all__ = [
     "absolute_jet",
     "absolute_line",
     "coefficients",
+    "exp2",
     "log",
     "log1p",
+    "log2",
     "log_sigmoid",
     "maximum_jet",
     "maximum_line",
     "minimum_jet",
     "minimum_line",
+    "mish",
     "power_jet",
     "power_line",
+    "reciprocal",
     "require_nonzero",
     "require_positive",
+    "rsqrt",
     "series_value",
     "sigmoid",
+    "silu",
     "softplus",
     "softplus_value",
+    "softsign",
+    "softsign_at_zero",
     "sqrt",
     "tanh",
     "tanh_at_zero",
@@ -229,3 +237,47 @@ def _extremum_line(larger: bool) -> Callable:
 
 maximum_line = _extremum_line(True)
 minimum_line = _extremum_line(False)
+
+
+def exp2(s, x0):
+    return (s * arb(2).log()).exp()
+
+
+def log2(s, x0):
+    return log(s, x0) / arb(2).log()
+
+
+def reciprocal(s, x0):
+    require_nonzero(x0, "reciprocal")
+    return 1 / s
+
+
+def rsqrt(s, x0):
+    require_positive(x0, "rsqrt")
+    return s.rsqrt()
+
+
+def silu(s, x0):
+    return s * sigmoid(s, x0)
+
+
+def mish(s, x0):
+    """x tanh(softplus(x)), the softplus's value relative-accurate where it is tiny."""
+    inner = softplus(s, x0)
+    c = list(inner.coeffs()) or [arb(0)]
+    c[0] = softplus_value(x0)
+    inner = arb_series(c, prec=s.prec)
+    return s * tanh(inner, c[0])
+
+
+def softsign(s, x0):
+    if x0 > 0:
+        return s / (1 + s)
+    if x0 < 0:
+        return s / (1 - s)
+    raise Unsupported(f"softsign at a ball that straddles its kink at 0 ({x0.str(5)})")
+
+
+def softsign_at_zero(x0, n: int) -> list | None:
+    """At 0 the pieces x/(1 - x) and x/(1 + x) share f and f' (0, 1), not f'' (2, -2)."""
+    return ([arb(0), arb(1)] + [arb.nan()] * n)[: n + 1] if x0.is_zero() else None

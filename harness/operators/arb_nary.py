@@ -21,9 +21,12 @@ from harness.operators.arb import (
     log1p,
     require_nonzero,
     series_value,
+    sqrt,
 )
 
 __all__ = [
+    "hypot_jet",
+    "hypot_line",
     "atan2_jet",
     "atan2_line",
     "log_softmax_jet",
@@ -164,3 +167,20 @@ def log_softmax_jet(*args):
 def log_softmax_line(*args):
     out = args[0] - logsumexp_line(*args)
     return _with_value(out, _softmax_value([series_value(a) for a in args]))
+
+
+def hypot_jet(u, v):
+    """sqrt(x² + y²), as :func:`harness.operators.mp_jets.hypot`."""
+    x, y = u.value, v.value
+    if x.is_zero() and y.is_zero():
+        zero = type(u).constant(u.space, arb(0))
+        return zero if (u.is_constant() and v.is_constant()) else zero.nan_derivatives()
+    s = u * u + v * v
+    return s.compose(coefficients(sqrt, None, s.value, u.space.total))
+
+
+def hypot_line(a, b):
+    if series_value(a).is_zero() and series_value(b).is_zero():
+        raise Generic  # the origin: the jets'
+    s = a * a + b * b
+    return sqrt(s, series_value(s))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flint import arb, arb_series
+from flint import arb, arb_series, ctx
 
 from harness.operators.arb import Undefined, Unsupported, require_positive, sigmoid
 from harness.operators.mp_special import GELU_TANH_CUBIC, SELU_ALPHA, SELU_SCALE
@@ -29,12 +29,14 @@ __all__ = [
     "elu",
     "elu_at_zero",
     "elu_value",
+    "erfinv",
     "gelu",
     "gelu_tanh",
     "lgamma",
     "selu",
     "selu_at_zero",
     "selu_value",
+    "sinc",
 ]
 
 
@@ -158,3 +160,52 @@ def digamma(s, x0):
     log_gamma = lgamma(arb_series([x0, 1], prec=n + 1), x0)
     coeffs = list(log_gamma.derivative().coeffs()) + [arb(0)] * n
     return _composed(coeffs[:n], s, x0)
+
+
+def _sinc_near_zero(x0, n: int) -> list:
+    """The coefficients at x0 (|x0| < 1/2) of sin(πx)/(πx) from its series at 0,
+    ``Σ_m a_m x^{2m}``, ``a_m = (-1)^m π^{2m}/(2m+1)!``, each summed until the terms are
+    below the precision and closed by a ball for the tail: from m > k + 5 each term is
+    less than half the one before (|πx0|² <= 2.47 against (2m+1-k)(2m+2-k) >= 56), so the
+    tail is at most twice the first term left out."""
+    pi2, bound = arb.pi() ** 2, x0.abs_upper()
+    tiny = arb(2) ** (-ctx.prec - 20)
+    out = []
+    for k in range(n + 1):
+        total, m = arb(0), (k + 1) // 2
+        a = (-1) ** m * pi2**m / arb.fac_ui(2 * m + 1)
+        while True:
+            total += a * arb.bin_uiui(2 * m, k) * (x0 ** (2 * m - k) if 2 * m > k else 1)
+            if x0.is_zero():
+                break
+            m += 1
+            a = -a * pi2 / ((2 * m) * (2 * m + 1))
+            left_out = abs(a) * arb.bin_uiui(2 * m, k) * arb(bound) ** (2 * m - k)
+            if m > k + 5 and left_out < tiny * abs(total):
+                total += arb(0, 2 * left_out.upper())
+                break
+        out.append(total)
+    return out
+
+
+def sinc(s, x0):
+    """The normalised sinc, sin(πx)/(πx): near 0 by its series there (no cancellation),
+    elsewhere as the quotient."""
+    if x0.abs_upper() < 0.5:
+        coeffs = _sinc_near_zero(x0, s.prec - 1)
+        return _composed(coeffs, s, x0)
+    return s.sin_pi() / (arb.pi() * s)
+
+
+def erfinv(s, x0):
+    """erf's inverse: ``y0 + w(s - x0)``, ``w`` the series inverse (reversion) of
+    ``erf(y0 + u) - erf(y0)`` in ``u``. Its constant term is exactly 0 for the true y0,
+    and the other coefficients are evaluated over the ball y0, which holds it, so the
+    inverse's balls hold the true coefficients."""
+    require_positive((1 - x0) * (1 + x0), "erfinv: 1 - x²")
+    y0 = x0.erfinv()
+    n = s.prec
+    forward = list(arb_series([y0, 1], prec=n).erf().coeffs()) + [arb(0)] * n
+    w = arb_series([arb(0), *forward[1:n]], prec=n).reversion()
+    coeffs = list(w.coeffs()) + [arb(0)] * n
+    return y0 + _composed([arb(0), *coeffs[1:n]], s, x0)

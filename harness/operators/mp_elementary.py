@@ -16,15 +16,21 @@ __all__ = [
     "cos",
     "cosh",
     "exp",
+    "exp2",
     "expm1",
     "log",
     "log1p",
+    "log2",
     "power",
+    "reciprocal",
+    "rsqrt",
     "sigmoid",
     "sin",
+    "sinc",
     "sinh",
     "softplus",
     "sqrt",
+    "square",
     "tan",
     "tanh",
 ]
@@ -253,3 +259,60 @@ def softplus(x, n):
 def tanh(x, n):
     d = _sigmoid_derivatives(2 * x, n)
     return [_mp.tanh(x)] + [2 ** (k + 1) * d[k] / _fact(k) for k in range(1, n + 1)]
+
+
+def exp2(x, n):
+    """2**x: ``2**x (ln 2)**k / k!``."""
+    _exponent_guard(x, "exp2")
+    v, ln2 = _mp.power(2, x), _mp.ln2
+    return [v * ln2**k / _fact(k) for k in range(n + 1)]
+
+
+def log2(x, n):
+    return [c / _mp.ln2 for c in log(x, n)]
+
+
+def square(x, n):
+    return [x * x, 2 * x, _mp.one, _mp.zero, _mp.zero][: n + 1] + [_mp.zero] * max(n - 4, 0)
+
+
+def reciprocal(x, n):
+    if x == 0:
+        return [_mp.inf] + [_mp.nan] * n
+    return power(x, _mp.mpf(-1), n)
+
+
+def rsqrt(x, n):
+    if x < 0:
+        return [_mp.nan] * (n + 1)
+    if x == 0:
+        return [_mp.inf] + [_mp.nan] * n
+    return power(x, _mp.mpf(-1) / 2, n)
+
+
+def _sinc_near_zero(x, n):
+    """sin(πx)/(πx) for |x| < 1/2 by its series at 0, ``Σ_m (-1)^m π^{2m} x^{2m}/(2m+1)!``,
+    differentiated term by term (no cancellation: the terms fall at least twofold)."""
+    out = []
+    for k in range(n + 1):
+        total, m = _mp.zero, (k + 1) // 2
+        while True:
+            a = (-1) ** m * _mp.pi ** (2 * m) / _fact(2 * m + 1)
+            term = a * _mp.binomial(2 * m, k) * (x ** (2 * m - k) if 2 * m > k else 1)
+            total += term
+            if m > k + 5 and abs(term) <= abs(total) * _mp.eps * _mp.eps:
+                break
+            if x == 0:
+                break
+            m += 1
+        out.append(total)
+    return out
+
+
+def sinc(x, n):
+    """The normalised sinc, sin(πx)/(πx) (1 at 0), as NumPy, JAX and PyTorch define it."""
+    if abs(x) < 0.5:
+        return _sinc_near_zero(x, n)
+    s = [c * _mp.pi**k for k, c in enumerate(sin(_mp.pi * x, n))]
+    inv = [c / _mp.pi for c in power(x, _mp.mpf(-1), n)]
+    return [sum((s[j] * inv[k - j] for j in range(k + 1)), _mp.zero) for k in range(n + 1)]

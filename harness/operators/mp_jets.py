@@ -1,5 +1,5 @@
 """The mpmath rules of the operators that are not one coefficient series at a point: the
-kinks (``abs``, ``maximum``, ``minimum``), the functions of several arguments (``atan2``,
+kinks (``abs``, ``maximum``, ``minimum``), the functions of several arguments (``atan2``, ``hypot``,
 ``xlogy``, ``xlog1py``, ``pow``, ``logsumexp``, ``log_softmax``). Each takes and returns
 jets (:class:`harness.reference.jets.Jet`: exact Taylor coefficients in mpmath) and uses
 only their arithmetic: ``+ - *``, ``compose`` with a coefficient series, ``reciprocal``,
@@ -16,6 +16,7 @@ import mpmath
 from harness.operators import mp_elementary, mp_special
 
 __all__ = [
+    "hypot",
     "absolute",
     "atan2",
     "log_softmax",
@@ -116,3 +117,15 @@ def log_softmax(*args):
     lse = logsumexp(*args)
     first = args[0].with_value(_mp.zero)
     return (first - lse.with_value(_mp.zero)).with_value(value)
+
+
+def hypot(u, v):
+    """sqrt(x² + y²) (no cancellation: the squares add); at the origin the value 0 and
+    no derivative (a cone), unless both arguments are constants."""
+    if u.value == 0 and v.value == 0:
+        zero = u.space.constant(_mp.zero)
+        return zero if (u.is_constant() and v.is_constant()) else zero.nan_derivatives()
+    s = u * u + v * v
+    return s.compose(mp_elementary.sqrt(s.value, u.space.total)).with_value(
+        _mp.hypot(u.value, v.value)
+    )

@@ -33,13 +33,17 @@ __all__ = [
     "elu",
     "erf",
     "erfc",
+    "erfinv",
     "gelu",
     "gelu_tanh",
     "lgamma",
     "log_sigmoid",
+    "mish",
     "selu",
     "series_power",
     "series_product",
+    "silu",
+    "softsign",
 ]
 
 _mp = mpmath.mp
@@ -201,3 +205,43 @@ def gelu_tanh(x, n):
 def log_sigmoid(x, n):
     """-softplus(-x): the coefficients of softplus at -x, signs flipped by order."""
     return [-((-1) ** k) * c for k, c in enumerate(mp_elementary.softplus(-x, n))]
+
+
+def silu(x, n):
+    """x σ(x)."""
+    return series_product([x, _mp.one], mp_elementary.sigmoid(x, n), n)
+
+
+def mish(x, n):
+    """x tanh(softplus(x))."""
+    sp = mp_elementary.softplus(x, n)
+    inner = _compose(mp_elementary.tanh(sp[0], n), sp, n)
+    return series_product([x, _mp.one], inner, n)
+
+
+def softsign(x, n):
+    """x / (1 + |x|): ``1 - 1/(1 + x)`` right of 0, ``1/(1 - x) - 1`` left of it."""
+
+    def right(v, m):
+        return [v / (1 + v)] + [-((-1) ** k) / (1 + v) ** (k + 1) for k in range(1, m + 1)]
+
+    def left(v, m):
+        return [v / (1 - v)] + [1 / (1 - v) ** (k + 1) for k in range(1, m + 1)]
+
+    return _piecewise(x, n, left, right)
+
+
+def erfinv(x, n):
+    """The inverse of erf on (-1, 1): its derivative is ``(√π/2) exp(y²)``, so each
+    coefficient follows from the ones before (``y_{k+1} = (√π/2) [exp(y²)]_k / (k+1)``)."""
+    if abs(x) > 1:
+        return [_mp.nan] * (n + 1)
+    if abs(x) == 1:
+        return [_mp.inf * x] + [_mp.nan] * n
+    y = [_mp.erfinv(x)]
+    half_root_pi = _mp.sqrt(_mp.pi) / 2
+    for k in range(n):
+        square = series_product(y, y, k)
+        e = _compose(mp_elementary.exp(square[0], k), square, k)
+        y.append(half_root_pi * e[k] / (k + 1))
+    return y

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from harness.operators import arb, arb_special, mp_elementary, mp_special
 from harness.operators.entry import ALL, op, series_rule
-from harness.operators.model import Kernel
+from harness.operators.model import Kernel, NoKernel
 
 _m, _s = mp_elementary, mp_special
 
@@ -39,6 +39,36 @@ ENTRIES = (
         tf="tf.math.log_sigmoid",
         jax="jax.nn.log_sigmoid",
         torch="torch.nn.functional.logsigmoid",
+    ),
+    op(
+        "silu",
+        ALL,
+        _s.silu,
+        series_rule(arb.silu),
+        tf="tf.nn.silu",
+        jax="jax.nn.silu",
+        torch="torch.nn.functional.silu",
+    ),
+    op(
+        "mish",
+        ALL,
+        _s.mish,
+        series_rule(arb.mish),
+        tf=NoKernel(
+            "TensorFlow has no mish in tf.math or tf.nn (TensorFlow Addons, which had "
+            "one, is no longer maintained)"
+        ),
+        jax="jax.nn.mish",
+        torch="torch.nn.functional.mish",
+    ),
+    op(
+        "softsign",
+        ALL + " (no second derivative at 0)",
+        _s.softsign,
+        series_rule(arb.softsign, exact=arb.softsign_at_zero),
+        tf="tf.nn.softsign",
+        jax="jax.nn.soft_sign",
+        torch="torch.nn.functional.softsign",
     ),
     op(
         "elu",
@@ -94,6 +124,15 @@ ENTRIES = (
         tf="tf.math.erfc",
         jax="jax.scipy.special.erfc",
         torch="torch.special.erfc",
+    ),
+    op(
+        "erfinv",
+        "-1 < x < 1",
+        _s.erfinv,
+        series_rule(arb_special.erfinv),
+        tf="tf.math.erfinv",
+        jax="jax.scipy.special.erfinv",
+        torch="torch.special.erfinv",
     ),
     op(
         "lgamma",

@@ -32,6 +32,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from harness.backends.interface import NotApplicable  # noqa: E402
 from harness.backends.tensorflow.build import build_implementation  # noqa: E402
 from harness.backends.tensorflow.derivatives import derivatives, prefix_closure  # noqa: E402
 from harness.backends.tensorflow.tfimport import one_order, tf  # noqa: E402
@@ -170,7 +171,8 @@ class Runner:
         return self._compiled(key, body)(*(xs[n] for n in self.names))
 
     def run(self, fns: dict[str, Callable], partials: Sequence[Partial]) -> dict[str, dict]:
-        """``{implementation: {partial: array | None | _Failure}}`` for every partial."""
+        """``{implementation: {partial: array | None | _Failure | NotApplicable}}`` for
+        every partial."""
         impls = list(fns)
         method = self.method
 
@@ -196,6 +198,9 @@ class Runner:
                 values = self.call(key, group_body([name], partials))
                 out[name] = {p: _to_numpy(v, self.n) for p, v in zip(partials, values[0])}
                 self.routes.append((key, partials, [name]))
+                continue
+            except NotApplicable as exc:  # an operator without a TensorFlow kernel
+                out[name] = dict.fromkeys(partials, exc)
                 continue
             except Exception:  # noqa: BLE001 - isolate below, one partial at a time
                 self.stats.fallbacks += 1
@@ -351,7 +356,9 @@ def _rows(
     seconds: float,
 ) -> pd.DataFrame:
     n = len(point)
-    if isinstance(value, _Failure):
+    if isinstance(value, NotApplicable):
+        values, status, message = np.full(n, np.nan), "not_applicable", str(value)
+    elif isinstance(value, _Failure):
         values, status, message = np.full(n, np.nan), "error", value.message
     elif value is None:
         values, status, message = np.full(n, np.nan), "missing", "the framework returned None"
