@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 CORES ?= all
 .DEFAULT_GOAL := test
 
-.PHONY: study test test-fast lint clean-results browser
+.PHONY: study census test test-fast lint clean-results browser
 
 # The report tests open the HTML in Debian's Chromium (installed with apt when missing).
 browser:
@@ -24,6 +24,10 @@ $(STAMP): pyproject.toml
 study: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/snakemake --cores $(CORES)
 
+# The kernel census: every operator's kernel in every framework (reports/census.html).
+census: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/snakemake census --cores $(CORES)
+
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
 
@@ -36,4 +40,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check harness tests
 
 clean-results:
-	rm -rf results reports
+	rm -rf results reports census

@@ -5,6 +5,7 @@ from snakemake.utils import min_version
 from harness.workflow import (
     backend_files,
     backend_pattern,
+    census_cases,
     check_config,
     discover_cases,
     evaluate_mem_mb,
@@ -41,6 +42,7 @@ wildcard_constraints:
 
 include: "rules/case.smk"
 include: "rules/study.smk"
+include: "rules/census.smk"
 
 
 rule all:

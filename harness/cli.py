@@ -1,9 +1,7 @@
-"""The ``harness`` command line: validate, schema, reference, evaluate, compare, run.
-
+"""The ``harness`` command line (the probe, root-cause and census commands beside it).
 Fast commands (``validate``, ``schema``, ``reference``, ``compare``) import no framework;
 ``evaluate`` imports the back end it evaluates in (``--backend``), ``run`` each of the
-study's back ends in turn, once per process.
-"""
+study's back ends in turn, once per process."""
 
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli_causes import add_cause_commands
+from harness.cli_census import add_census_commands
 from harness.cli_output import EXIT_INVALID, Progress, print_summary, run_diff
 from harness.cli_probe import add_probe_commands
 
@@ -395,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_probe_commands(sub)
     add_cause_commands(sub)
+    add_census_commands(sub)
 
     p = sub.add_parser("collect", help="summarise every case's errors table")
     p.add_argument("errors", nargs="*", help="errors tables (default: RESULTS/*/errors.parquet)")

@@ -24,6 +24,7 @@ __all__ = [
     "backend_pattern",
     "case_backends",
     "case_pieces",
+    "census_cases",
     "check_config",
     "discover_cases",
     "evaluate_mem_mb",
@@ -186,16 +187,19 @@ def case_pieces(case_path: str | Path, config: dict[str, Any]) -> list[tuple[str
     return [(b, piece.name) for b in prep.backends for piece in prep.pieces(b)]
 
 
-def backend_files(config: dict[str, Any], name: str, folder: str | Path = "cases"):
+def backend_files(
+    config: dict[str, Any], name: str, folder: str | Path = "cases", results: str = "results"
+):
     """A rule's input function: the case's ``name`` tables (evaluations, edges), one per
-    back end it runs in and piece of its evaluation there (:func:`case_pieces`)."""
+    back end it runs in and piece of its evaluation there (:func:`case_pieces`), for the
+    case files in ``folder`` and their results in ``results``."""
     cache: dict[str, list[tuple[str, str]]] = {}
 
     def files(wildcards) -> list[str]:
         case = wildcards.case
         if case not in cache:
             cache[case] = case_pieces(Path(folder) / f"{case}.yaml", config)
-        return [f"results/{case}/{b}/{piece}/{name}.parquet" for b, piece in cache[case]]
+        return [f"{results}/{case}/{b}/{piece}/{name}.parquet" for b, piece in cache[case]]
 
     return files
 
@@ -237,6 +241,18 @@ def job_priority(config: dict[str, Any], folder: str | Path = "cases"):
         return cache[case]
 
     return priority
+
+
+def census_cases(config: dict[str, Any], folder: str | Path = "census/cases") -> list[str]:
+    """Write the kernel census's case files for the study's setting (its ``census``
+    block: the dtypes and the magnitudes per sign) and return their ids."""
+    from harness.census.cases import write_cases
+
+    setting = config.get("setting", "full")
+    block = (config.get("census") or {}).get(setting) or {}
+    dtypes = [d for d in block.get("dtypes", config.get("dtypes", [])) if d]
+    paths = write_cases(folder, dtypes, int(block.get("per_sign", 48)))
+    return sorted(p.stem for p in paths)
 
 
 def discover_cases(folder: str | Path = "cases") -> tuple[list[str], list[str]]:

@@ -38,6 +38,7 @@ STAGE_ENTRIES: dict[str, tuple[str, ...]] = {
     "collect": ("stages/collect.py", "causes/study.py", "results.py"),
     "reproduce": ("causes/reproduce.py", "backends/catalogue.py", "config.py", "results.py"),
     "report": ("stages/report.py",),
+    "census": ("stages/census.py",),
 }
 
 #: The data files a module reads, beside it in the package.

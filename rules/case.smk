@@ -15,6 +15,7 @@ rule compute_reference:
         timings="results/{case}/reference.timings.parquet",
     params:
         study=stage_settings(config, "reference"),
+        results="results",
     log:
         "logs/{case}/compute_reference.log",
     benchmark:
@@ -24,7 +25,7 @@ rule compute_reference:
     conda:
         "../environment.yml"
     shell:
-        "python -m harness reference {input.case} --results results --study {params.study:q} > {log} 2>&1"
+        "python -m harness reference {input.case} --results {params.results} --study {params.study:q} > {log} 2>&1"
 
 
 rule evaluate_case:
@@ -45,6 +46,7 @@ rule evaluate_case:
         # The settings this piece depends on (harness.workflow.piece_settings): adding a
         # back end to the study adds its jobs and reruns none of these.
         study=lambda w: piece_settings(config, w.backend, w.piece),
+        results="results",
     log:
         "logs/{case}/evaluate_case.{backend}.{piece}.log",
     benchmark:
@@ -59,7 +61,7 @@ rule evaluate_case:
     conda:
         "../environment.yml"
     shell:
-        "python -m harness evaluate {input.case} --backends {wildcards.backend} --piece {wildcards.piece} --results results --threads {threads} --study {params.study:q} > {log} 2>&1"
+        "python -m harness evaluate {input.case} --backends {wildcards.backend} --piece {wildcards.piece} --results {params.results} --threads {threads} --study {params.study:q} > {log} 2>&1"
 
 
 rule compare_case:
@@ -78,6 +80,7 @@ rule compare_case:
         findings="results/{case}/findings.parquet",
     params:
         study=stage_settings(config, "compare"),
+        results="results",
     log:
         "logs/{case}/compare_case.log",
     benchmark:
@@ -88,4 +91,4 @@ rule compare_case:
     conda:
         "../environment.yml"
     shell:
-        "python -m harness compare {input.case} --results results --study {params.study:q} > {log} 2>&1"
+        "python -m harness compare {input.case} --results {params.results} --study {params.study:q} > {log} 2>&1"

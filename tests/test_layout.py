@@ -27,6 +27,7 @@ LAYERS = (
     ("judge",),
     ("edges",),
     ("causes",),
+    ("census",),
     ("report",),
     ("experiments",),
     ("stages", "config"),

@@ -443,3 +443,22 @@ def test_a_back_end_s_files_are_derived_from_its_imports(backend):
         others = {b for b in SPECS if b != backend}
         registry = {f"backends/{o}/{f}" for o in others for f in ("__init__.py", "spec.py")}
         assert not any(d.startswith(f"backends/{o}/") for d in derived - registry for o in others)
+
+
+def test_the_census_is_its_own_target_with_one_job_per_stage_case_and_back_end(tmp_path):
+    """``snakemake census`` writes the census's case files from the operator table and
+    plans the study's own three stages for each (in each back end), then the atlas; the
+    default target plans none of it."""
+    from .test_census import _expected_cases
+
+    where = _copy(tmp_path)
+    n = len(_expected_cases())
+    assert _planned(where, "census") == {
+        "census_reference": n,
+        "census_evaluate": 3 * n,  # the quick setting: one piece per case and back end
+        "census_compare": n,
+        "census_atlas": 1,
+        "census": 1,
+    }
+    assert {p.stem for p in (where / "census" / "cases").glob("*.yaml")} == _expected_cases()
+    assert not [rule for rule in _planned(where) if rule.startswith("census")]

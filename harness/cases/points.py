@@ -172,6 +172,7 @@ def segment_index(values: np.ndarray, pieces: list[list[float]]) -> np.ndarray:
         return np.zeros(len(values), dtype=np.int64)
     lo = np.array([a for a, _ in pieces])
     hi = np.array([b for _, b in pieces])
-    with np.errstate(invalid="ignore"):
+    # Whole-range sweeps (the census's, to ±1.8e308) overflow to an infinite distance.
+    with np.errstate(invalid="ignore", over="ignore"):
         distance = np.maximum(lo[None, :] - values[:, None], values[:, None] - hi[None, :])
     return np.argmin(np.maximum(distance, 0.0), axis=1)

@@ -40,6 +40,7 @@ _NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 _NUMBER = {"type": "number"}
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _COUNT = {"type": "integer", "minimum": 1, "maximum": 100000}
+_PER_SIGN, _SETTINGS = {"type": "integer", "minimum": 4, "maximum": 4096}, ("quick", "full")
 _SIGNS = {"enum": ["positive", "negative", "both"], "default": "positive"}
 _TEXT = {"type": "string", "minLength": 1}
 _INCLUDE = {
@@ -423,6 +424,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 {"quick": _SPLIT, "full": _SPLIT},
                 description="How a case's evaluation in one back end is split into jobs, "
                 "per setting: [] one job, [dtype] one per dtype, [dtype, method] one per both.",
+            ),
+            "census": _obj(
+                {s: _obj({"dtypes": _list_of(DTYPES), "per_sign": _PER_SIGN}) for s in _SETTINGS},
+                description="The kernel census (`snakemake census`), per setting: its dtypes "
+                "and the log-spaced magnitudes per sign and dtype of each argument.",
             ),
             "tolerances": _obj(
                 {d: _TOLERANCE_ROW for d in DTYPES},

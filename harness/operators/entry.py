@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.operators.model import ArbRule, Kernel, NoKernel, Operator
+from harness.operators.model import EVERYWHERE, ArbRule, Kernel, NoKernel, Operator, Sampling
 
 __all__ = ["ALL", "op", "series_rule"]
 
@@ -28,12 +28,15 @@ def op(
     torch: str | Kernel | NoKernel,
     arity: tuple[int, int] = (1, 1),
     pointwise: bool = True,
+    sampling: Sampling | tuple[Sampling, ...] = EVERYWHERE,
 ) -> Operator:
     """One entry: ``tf``, ``jax`` and ``torch`` are the kernels (a dotted name, a
     :class:`Kernel` with bound keywords, or :class:`NoKernel` with the reason), keyed by
     the back ends' registered names."""
     kernels = {"tensorflow": _kernel(tf), "jax": _kernel(jax), "torch": _kernel(torch)}
-    return Operator(name, arity, domain, mpmath, pointwise, rule, kernels)
+    if isinstance(sampling, Sampling):
+        sampling = (sampling,)
+    return Operator(name, arity, domain, mpmath, pointwise, rule, kernels, sampling)
 
 
 def series_rule(series: Callable, value: Callable | None = None, exact=None) -> ArbRule:

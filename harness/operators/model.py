@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["ArbRule", "Kernel", "NoKernel", "Operator"]
+__all__ = ["EVERYWHERE", "ArbRule", "Kernel", "NoKernel", "Operator", "Sampling"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,22 @@ class ArbRule:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """Where one argument of an operator is worth sampling (the kernel census,
+    :mod:`harness.census`): the open interval its sweep covers, and its special points
+    (where the function, or a framework's formula for it, changes: 0, poles, kinks,
+    branch points, zeros of a derivative), each checked with its neighbouring floats."""
+
+    lower: float = float("-inf")
+    upper: float = float("inf")
+    special: tuple[float, ...] = (0.0,)
+
+
+#: An argument of a function defined on every real number (0 is special for most).
+EVERYWHERE = Sampling()
+
+
+@dataclass(frozen=True)
 class Operator:
     """One operator of the expression language (a named function)."""
 
@@ -76,6 +92,8 @@ class Operator:
     pointwise: bool
     arb: ArbRule | None  # None: no certified rule; the reference says so and uses mpmath
     kernels: Mapping[str, Kernel | NoKernel] = field(default_factory=dict)  # by back end
+    #: Where each argument is sampled by the census (the last repeats for more).
+    sampling: tuple[Sampling, ...] = (EVERYWHERE,)
 
     @property
     def variadic(self) -> bool:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from harness.operators import arb, arb_special, mp_elementary, mp_special
 from harness.operators.entry import ALL, op, series_rule
-from harness.operators.model import Kernel, NoKernel
+from harness.operators.model import Kernel, NoKernel, Sampling
 
 _m, _s = mp_elementary, mp_special
 
 __all__ = ["ENTRIES"]
+
+#: Γ's poles (0, -1, ..., -4) and log Γ's zeros (1, 2).
+GAMMA_POINTS = (0.0, -1.0, -2.0, -3.0, -4.0, 1.0, 2.0)
+
 
 ENTRIES = (
     # Activations.
@@ -133,6 +137,7 @@ ENTRIES = (
         tf="tf.math.erfinv",
         jax="jax.scipy.special.erfinv",
         torch="torch.special.erfinv",
+        sampling=Sampling(-1.0, 1.0, (-1.0, 0.0, 1.0)),
     ),
     op(
         "lgamma",
@@ -142,6 +147,7 @@ ENTRIES = (
         tf="tf.math.lgamma",
         jax="jax.scipy.special.gammaln",
         torch="torch.lgamma",
+        sampling=Sampling(special=GAMMA_POINTS),
     ),
     op(
         "digamma",
@@ -151,5 +157,6 @@ ENTRIES = (
         tf="tf.math.digamma",
         jax="jax.scipy.special.digamma",
         torch="torch.digamma",
+        sampling=Sampling(special=GAMMA_POINTS),
     ),
 )

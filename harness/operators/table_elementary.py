@@ -3,12 +3,20 @@ trigonometric and hyperbolic functions and their inverses."""
 
 from __future__ import annotations
 
+import math
+
 from harness.operators import arb, arb_special, mp_elementary, mp_special
 from harness.operators.entry import ALL, op, series_rule
+from harness.operators.model import Sampling
 
 _m, _s = mp_elementary, mp_special
 
 __all__ = ["ENTRIES"]
+
+INF = float("inf")
+#: The float nearest π/2, where tan has its pole (not a float).
+HALF_PI = math.pi / 2
+
 
 ENTRIES = (
     # Exponentials and logarithms.
@@ -38,6 +46,7 @@ ENTRIES = (
         tf="tf.math.log",
         jax="jnp.log",
         torch="torch.log",
+        sampling=Sampling(0.0, INF, (0.0, 1.0)),
     ),
     op(
         "log1p",
@@ -47,6 +56,7 @@ ENTRIES = (
         tf="tf.math.log1p",
         jax="jnp.log1p",
         torch="torch.log1p",
+        sampling=Sampling(-1.0, INF, (-1.0, 0.0)),
     ),
     op(
         "sqrt",
@@ -56,6 +66,7 @@ ENTRIES = (
         tf="tf.sqrt",
         jax="jnp.sqrt",
         torch="torch.sqrt",
+        sampling=Sampling(0.0, INF, (0.0, 1.0)),
     ),
     op(
         "exp2",
@@ -74,6 +85,7 @@ ENTRIES = (
         tf="tf.experimental.numpy.log2",
         jax="jnp.log2",
         torch="torch.log2",
+        sampling=Sampling(0.0, INF, (0.0, 1.0, 2.0)),
     ),
     # Powers and roots (pow, of two arguments, is with the n-ary functions).
     op(
@@ -93,6 +105,7 @@ ENTRIES = (
         tf="tf.math.reciprocal",
         jax="jnp.reciprocal",
         torch="torch.reciprocal",
+        sampling=Sampling(special=(0.0, 1.0, -1.0)),
     ),
     op(
         "rsqrt",
@@ -102,6 +115,7 @@ ENTRIES = (
         tf="tf.math.rsqrt",
         jax="jax.lax.rsqrt",
         torch="torch.rsqrt",
+        sampling=Sampling(0.0, INF, (0.0, 1.0)),
     ),
     # Trigonometric and hyperbolic.
     op(
@@ -130,6 +144,7 @@ ENTRIES = (
         tf="tf.tan",
         jax="jnp.tan",
         torch="torch.tan",
+        sampling=Sampling(special=(0.0, HALF_PI, -HALF_PI)),
     ),
     op(
         "sinh",
@@ -175,6 +190,7 @@ ENTRIES = (
         tf="tf.experimental.numpy.sinc",
         jax="jnp.sinc",
         torch="torch.sinc",
+        sampling=Sampling(special=(0.0, 0.5, -0.5, 1.0, -1.0, 2.0)),
     ),
     op(
         "asinh",
@@ -193,6 +209,7 @@ ENTRIES = (
         tf="tf.math.acosh",
         jax="jnp.arccosh",
         torch="torch.acosh",
+        sampling=Sampling(1.0, INF, (1.0,)),
     ),
     op(
         "atanh",
@@ -202,5 +219,6 @@ ENTRIES = (
         tf="tf.math.atanh",
         jax="jnp.arctanh",
         torch="torch.atanh",
+        sampling=Sampling(-1.0, 1.0, (-1.0, 0.0, 1.0)),
     ),
 )

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from harness.operators import arb, arb_nary, mp_jets
 from harness.operators.entry import ALL, op
-from harness.operators.model import ArbRule, Kernel
+from harness.operators.model import EVERYWHERE, ArbRule, Kernel, Sampling
 
 __all__ = ["ENTRIES"]
+
+INF = float("inf")
+
 
 ENTRIES = (
     # Kinks.
@@ -54,6 +57,7 @@ ENTRIES = (
         torch="torch.atan2",
         arity=(2, 2),
         pointwise=False,
+        sampling=Sampling(special=(0.0, 1.0, -1.0)),
     ),
     op(
         "hypot",
@@ -87,6 +91,7 @@ ENTRIES = (
         torch="torch.xlogy",
         arity=(2, 2),
         pointwise=False,
+        sampling=(EVERYWHERE, Sampling(0.0, INF, (0.0, 1.0))),
     ),
     op(
         "xlog1py",
@@ -98,6 +103,7 @@ ENTRIES = (
         torch="torch.special.xlog1py",
         arity=(2, 2),
         pointwise=False,
+        sampling=(EVERYWHERE, Sampling(-1.0, INF, (-1.0, 0.0))),
     ),
     op(
         "pow",
@@ -109,6 +115,7 @@ ENTRIES = (
         torch="torch.pow",
         arity=(2, 2),
         pointwise=False,
+        sampling=(Sampling(0.0, INF, (0.0, 1.0)), Sampling(special=(0.0, 1.0, 2.0, -1.0, 0.5))),
     ),
     op(
         "logsumexp",

@@ -88,10 +88,17 @@ def _contradicts(ball: Ball, value, digits: float) -> bool:
         return not (ball.lower - slack <= value <= ball.upper + slack)
 
 
+#: The binary exponents a table stores (int64): a true value beyond 2**(2**62), such as
+#: exp(1e308) or its derivatives, is stored at this bound. Every measure saturates long
+#: before it (ulps at 2**64 - 1, relative errors at 2**100000): the verdict is the same.
+_EXPONENT_BOUND = 2**62
+
+
 def _rounded(value, fmt, certified, mid, rad, message, note="", checked=False) -> Rounded:
     with mpmath.workprec(2 * KEEP_BITS + 16):
         man, exp = mpmath.frexp(value)
+        exp = max(-_EXPONENT_BOUND, min(int(exp), _EXPONENT_BOUND))
         return Rounded(
-            True, float(man), int(exp), round_mpf(value, fmt), mpmath.nstr(value, DECIMAL_DIGITS),
+            True, float(man), exp, round_mpf(value, fmt), mpmath.nstr(value, DECIMAL_DIGITS),
             certified, "arb" if certified else "mpmath", mid, rad, note, message, checked,
         )  # fmt: skip

@@ -1,0 +1,87 @@
+"""The census's atlas as a table: one row per kernel, framework, dtype, order (partial),
+method and mode, from each census case's summary and findings (written by the study's
+own stages): how many values were judged, the share right, the stable region as exact
+floats, the outcomes of the others and the root causes that explain them.
+
+Two versions of a framework give two atlases that ``harness diff`` compares, since each
+census case's tables are the study's own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from harness.results import read_table
+
+__all__ = ["ATLAS_COLUMNS", "FAILING", "build_atlas", "verdicts"]
+
+#: The outcomes that are failures (``inaccurate`` included: beyond the tolerance).
+FAILING = ("inaccurate", "wrong", "nan", "inf", "zero", "missing", "error")
+ATLAS_COLUMNS = (
+    "operator", "case", "backend", "dtype", "order", "partial", "method", "mode",
+    "points", "judged", "ok", *FAILING, "not_applicable", "ref_unreliable", "share_right",
+    "median_bits", "max_bits", "worst", "stable_domain", "root_causes",
+)  # fmt: skip
+
+
+def _operator(case_path: Path) -> str:
+    """The census case's operator: the one function its implementation calls."""
+    data = yaml.safe_load(case_path.read_text(encoding="utf-8"))
+    expression = data["implementations"]["kernel"]["expression"]
+    return expression.split("(", 1)[0] if "(" in expression else "pow"
+
+
+def _causes(findings: pd.DataFrame) -> dict[tuple, list[str]]:
+    """``(backend, dtype, partial, method, mode) -> root causes`` from a case's findings."""
+    out: dict[tuple, set[str]] = {}
+    for f in findings.itertuples(index=False):
+        for method in str(f.methods).split(", "):
+            for mode in str(f.modes).split(", "):
+                key = (f.backend, f.dtype, f.partial, method, mode)
+                out.setdefault(key, set()).add(str(f.root_cause))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def build_atlas(results: Path, cases: Path) -> pd.DataFrame:
+    """The atlas of every census case in ``cases`` with results in ``results`` (a case
+    not yet compared is left out: its summary does not exist)."""
+    frames = []
+    for path in sorted(cases.glob("census_*.yaml")):
+        folder = results / path.stem
+        if not (folder / "summary.parquet").exists():
+            continue
+        summary = read_table(folder / "summary.parquet")
+        findings = read_table(folder / "findings.parquet")
+        causes = _causes(findings)
+        s = summary.assign(operator=_operator(path))
+        s["judged"] = s["points"] - s["not_applicable"] - s["ref_unreliable"] - s["flushed"]
+        s["share_right"] = (s["ok"] / s["judged"]).where(s["judged"] > 0)
+        s["root_causes"] = [
+            ", ".join(causes.get((r.backend, r.dtype, r.partial, r.method, r.mode), []))
+            for r in s.itertuples(index=False)
+        ]
+        frames.append(s[list(ATLAS_COLUMNS)])
+    if not frames:
+        return pd.DataFrame(columns=list(ATLAS_COLUMNS))
+    atlas = pd.concat(frames, ignore_index=True)
+    return atlas.sort_values(
+        ["operator", "case", "backend", "dtype", "order", "partial", "method", "mode"],
+        kind="stable",
+    ).reset_index(drop=True)
+
+
+def verdicts(atlas: pd.DataFrame) -> pd.DataFrame:
+    """Per case, dtype, partial and framework: the share right over every method and mode
+    (all values judged there), the worst method/mode's share, and the root causes."""
+    judged = atlas[atlas["judged"] > 0]
+    keys = ["operator", "case", "dtype", "order", "partial", "backend"]
+    g = judged.groupby(keys, sort=True)
+    out = g.agg(judged=("judged", "sum"), ok=("ok", "sum"), worst=("share_right", "min"))
+    out["share_right"] = out["ok"] / out["judged"]
+    out["root_causes"] = g["root_causes"].agg(
+        lambda s: ", ".join(sorted({c for v in s for c in str(v).split(", ") if c}))
+    )
+    return out.reset_index()

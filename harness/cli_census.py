@@ -1,0 +1,65 @@
+"""``harness census-cases`` (the census's case files from the operator table) and
+``harness census`` (its atlas: the table and ``reports/census.html``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.cli_output import EXIT_INVALID
+
+__all__ = ["add_census_commands"]
+
+
+def _cmd_cases(args: argparse.Namespace) -> int:
+    from harness.cases.schema import DTYPES
+    from harness.census.cases import write_cases
+
+    unknown = [d for d in args.dtypes if d not in DTYPES]
+    if unknown or not args.dtypes or args.per_sign < 4:
+        what = f"unknown dtype {unknown[0]!r}" if unknown else "--per-sign must be at least 4"
+        print(f"harness census-cases: {what if args.dtypes else 'no dtypes'}", file=sys.stderr)
+        return EXIT_INVALID
+    paths = write_cases(args.out, args.dtypes, args.per_sign)
+    print(f"{len(paths)} census case files in {args.out}")
+    return 0
+
+
+def _cmd_atlas(args: argparse.Namespace) -> int:
+    from harness.results import ResultsError
+    from harness.stages.census import write_atlas
+
+    try:
+        table = write_atlas(Path(args.results), Path(args.cases), Path(args.reports))
+    except (ResultsError, FileNotFoundError) as exc:
+        print(f"harness census: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    kernels = table["operator"].nunique() if len(table) else 0
+    print(f"census: {kernels} kernels, {len(table)} rows -> {args.reports}/census.html")
+    return 0
+
+
+def add_census_commands(sub) -> None:
+    from harness.cases.schema import DTYPES
+
+    p = sub.add_parser(
+        "census-cases", help="write the kernel census's case files from the operator table"
+    )
+    p.add_argument("--out", default="census/cases")
+    p.add_argument(
+        "--dtypes",
+        type=lambda s: [d for d in s.split(",") if d],
+        default=list(DTYPES),
+        help=f"comma-separated subset of {','.join(DTYPES)}",
+    )
+    p.add_argument(
+        "--per-sign", type=int, default=48, help="log-spaced magnitudes per sign and dtype"
+    )
+    p.set_defaults(func=_cmd_cases)
+
+    p = sub.add_parser("census", help="the census's atlas from its results (table and page)")
+    p.add_argument("--results", default="results/census")
+    p.add_argument("--cases", default="census/cases")
+    p.add_argument("--reports", default="reports")
+    p.set_defaults(func=_cmd_atlas)

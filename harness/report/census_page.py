@@ -1,0 +1,146 @@
+"""``reports/census.html``: the kernel census as a kernel x framework matrix for each dtype
+and order (the share of judged values right, over the methods and modes chosen in the
+page), where the frameworks disagree on a kernel which of them is right, and the root
+causes of every failure. Filterable (dtype, order, autodiff only, a kernel's name) and
+sortable (a click on a column's head) in the page; no request leaves it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from harness.backends.catalogue import SPECS
+from harness.report.html import e, page
+
+__all__ = ["census_page"]
+
+_TITLES = {name: spec.title for name, spec in SPECS.items()}
+
+_SCRIPT = """
+<script>
+(function () {
+  var dtype = document.getElementById('c-dtype'), order = document.getElementById('c-order');
+  var method = document.getElementById('c-method'), name = document.getElementById('c-name');
+  function apply() {
+    document.querySelectorAll('table.matrix').forEach(function (t) {
+      t.hidden = !(t.dataset.dtype === dtype.value && t.dataset.order === order.value &&
+                   t.dataset.methods === method.value);
+      t.querySelectorAll('tbody tr').forEach(function (tr) {
+        tr.hidden = name.value && tr.dataset.kernel.indexOf(name.value) < 0;
+      });
+    });
+  }
+  [dtype, order, method].forEach(function (s) { s.addEventListener('change', apply); });
+  name.addEventListener('input', apply);
+  document.querySelectorAll('table.matrix th').forEach(function (th, i) {
+    th.addEventListener('click', function () {
+      var table = th.closest('table'), body = table.tBodies[0];
+      var column = th.cellIndex, up = th.dataset.up !== '1';
+      th.dataset.up = up ? '1' : '0';
+      Array.from(body.rows).sort(function (a, b) {
+        var x = a.cells[column].dataset.sort || a.cells[column].textContent;
+        var y = b.cells[column].dataset.sort || b.cells[column].textContent;
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+        return up ? c : -c;
+      }).forEach(function (row) { body.appendChild(row); });
+    });
+  });
+  apply();
+})();
+</script>
+"""
+
+
+def _colour(share: float) -> str:
+    if share != share:  # NaN: nothing judged
+        return "#eeeeee"
+    if share >= 1.0:
+        return "#c8e6c9"
+    if share >= 0.99:
+        return "#fff9c4"
+    if share >= 0.9:
+        return "#ffe0b2"
+    return "#ffcdd2"
+
+
+def _cell(row: pd.Series | None) -> str:
+    if row is None:
+        return '<td data-sort="-1" class="muted">not applicable</td>'
+    share = float(row["share_right"])
+    causes = str(row["root_causes"])
+    title = f' title="{e(causes)}"' if causes else ""
+    text = f"{share:.1%} of {int(row['judged'])}" if share == share else "-"
+    return f'<td data-sort="{share:.6f}" style="background:{_colour(share)}"{title}>{e(text)}</td>'
+
+
+def _agreement(cells: dict[str, pd.Series]) -> str:
+    """Which frameworks are right everywhere here and which are not."""
+    right = [_TITLES[b] for b, r in cells.items() if r["share_right"] >= 1.0]
+    wrong = [_TITLES[b] for b, r in cells.items() if r["share_right"] < 1.0]
+    if right and wrong:
+        return f"right: {', '.join(right)}; not: {', '.join(wrong)}"
+    return "all right" if right else ("none right" if wrong else "")
+
+
+def _matrix(v: pd.DataFrame, dtype: str, order: int, methods: str, backends: list[str]) -> str:
+    sel = v[(v["dtype"] == dtype) & (v["order"] == order)]
+    head = "".join(f"<th>{e(_TITLES[b])}</th>" for b in backends)
+    rows = []
+    for (case, partial), g in sel.groupby(["case", "partial"], sort=True):
+        cells = {r["backend"]: r for _, r in g.iterrows()}
+        kernel = f"{case.removeprefix('census_')}" + (f" ∂{partial}" if partial else "")
+        tds = "".join(_cell(cells.get(b)) for b in backends)
+        rows.append(
+            f'<tr data-kernel="{e(kernel)}"><td>{e(kernel)}</td>{tds}'
+            f"<td>{e(_agreement(cells))}</td></tr>"
+        )
+    return (
+        f'<table class="matrix" data-dtype="{e(dtype)}" data-order="{order}" '
+        f'data-methods="{methods}" hidden><thead><tr><th>kernel</th>{head}'
+        f"<th>frameworks</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _options(element: str, values, label: str) -> str:
+    opts = "".join(f'<option value="{e(v)}">{e(t)}</option>' for v, t in values)
+    return f'<label>{e(label)} <select id="{element}">{opts}</select></label> '
+
+
+def census_page(atlas: pd.DataFrame, verdict) -> str:
+    """The page from the atlas (:func:`harness.census.atlas.build_atlas`); ``verdict``
+    is :func:`harness.census.atlas.verdicts`."""
+    backends = [b for b in SPECS if b in set(atlas["backend"])]
+    dtypes = sorted(set(atlas["dtype"]), key=["float16", "bfloat16", "float32", "float64"].index)
+    orders = sorted(set(int(o) for o in atlas["order"]))
+    views = {
+        "all": verdict(atlas),
+        "autodiff": verdict(atlas[atlas["method"] != "finite_difference"]),
+    }
+    tables = "".join(
+        _matrix(v, d, o, name, backends)
+        for name, v in views.items()
+        for d in dtypes
+        for o in orders
+    )
+    kernels = atlas["operator"].nunique()
+    judged = int(atlas["judged"].sum())
+    right = int(atlas["ok"].sum())
+    causes = sorted({c for v in atlas["root_causes"] for c in str(v).split(", ") if c})
+    controls = (
+        _options("c-dtype", [(d, d) for d in dtypes], "dtype")
+        + _options("c-order", [(str(o), f"order {o}") for o in orders], "order")
+        + _options("c-method", [("autodiff", "autodiff methods"), ("all", "every method")], "")
+        + '<label>kernel <input id="c-name" type="search" placeholder="softplus"></label>'
+    )
+    cause_items = "".join(f"<li><code>{e(c)}</code></li>" for c in causes)
+    body = (
+        "<h1>Kernel census</h1>"
+        f"<p>{kernels} kernels of the operator table in {len(backends)} frameworks' own "
+        f"implementations, orders {orders[0]}-{orders[-1]}, in {', '.join(dtypes)}: "
+        f"{right:,} of {judged:,} judged values right ({right / max(judged, 1):.2%}). "
+        "A cell is the share of judged values right over the methods and modes run "
+        "(its tooltip: the root causes); a click on a column's head sorts by it.</p>"
+        f'<div class="controls">{controls}</div>{tables}'
+        f"<h2>Root causes ({len(causes)})</h2><ul>{cause_items}</ul>{_SCRIPT}"
+    )
+    return page("Kernel census", body)

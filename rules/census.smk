@@ -1,0 +1,91 @@
+# The kernel census (harness.census): every operator of the table in each framework's own
+# kernel, over its whole domain. Its case files are written from the operator table when
+# the workflow is read (a file is rewritten only when its text changes), then each goes
+# through the study's own rules, with census/cases/ and results/census/ in place of
+# cases/ and results/. `snakemake census` runs it; the default study does not.
+
+CENSUS_CASES = census_cases(config, "census/cases")
+
+
+use rule compute_reference as census_reference with:
+    input:
+        case="census/cases/{case}.yaml",
+        code=stage_sources("reference"),
+    output:
+        "results/census/{case}/reference.parquet",
+        timings="results/census/{case}/reference.timings.parquet",
+    params:
+        study=stage_settings(config, "reference"),
+        results="results/census",
+    log:
+        "logs/census/{case}/compute_reference.log",
+    benchmark:
+        "logs/census/{case}/compute_reference.benchmark.tsv"
+
+
+use rule evaluate_case as census_evaluate with:
+    input:
+        case="census/cases/{case}.yaml",
+        reference="results/census/{case}/reference.parquet",
+        code=lambda w: stage_sources("evaluate", backend=w.backend),
+    output:
+        evaluations="results/census/{case}/{backend}/{piece}/evaluations.parquet",
+        edges="results/census/{case}/{backend}/{piece}/edges.parquet",
+        localised="results/census/{case}/{backend}/{piece}/localised.parquet",
+        timings="results/census/{case}/{backend}/{piece}/timings.parquet",
+    params:
+        study=lambda w: piece_settings(config, w.backend, w.piece),
+        results="results/census",
+    log:
+        "logs/census/{case}/evaluate_case.{backend}.{piece}.log",
+    benchmark:
+        "logs/census/{case}/evaluate_case.{backend}.{piece}.benchmark.tsv"
+    priority: 0
+
+
+use rule compare_case as census_compare with:
+    input:
+        case="census/cases/{case}.yaml",
+        reference="results/census/{case}/reference.parquet",
+        evaluations=backend_files(config, "evaluations", "census/cases", "results/census"),
+        edges=backend_files(config, "edges", "census/cases", "results/census"),
+        localised=backend_files(config, "localised", "census/cases", "results/census"),
+        code=stage_sources("compare"),
+    output:
+        errors="results/census/{case}/errors.parquet",
+        summary="results/census/{case}/summary.parquet",
+        findings="results/census/{case}/findings.parquet",
+    params:
+        study=stage_settings(config, "compare"),
+        results="results/census",
+    log:
+        "logs/census/{case}/compare_case.log",
+    benchmark:
+        "logs/census/{case}/compare_case.benchmark.tsv"
+    priority: 0
+
+
+rule census_atlas:
+    input:
+        summaries=expand("results/census/{case}/summary.parquet", case=CENSUS_CASES),
+        code=stage_sources("census"),
+    output:
+        atlas="results/census/atlas.parquet",
+        csv="results/census/atlas.csv",
+        page="reports/census.html",
+    log:
+        "logs/census/atlas.log",
+    benchmark:
+        "logs/census/atlas.benchmark.tsv"
+    resources:
+        mem_mb=2000,
+    conda:
+        "../environment.yml"
+    shell:
+        "python -m harness census --results results/census --cases census/cases --reports reports > {log} 2>&1"
+
+
+rule census:
+    input:
+        "results/census/atlas.parquet",
+        "reports/census.html",

@@ -1,0 +1,182 @@
+"""The kernel census: its points (exact float boundaries of every dtype, each special point
+with its neighbours), its case files generated from the operator table (one per kernel,
+valid for the study's own loader, rewritten only when their text changes), and its atlas
+and page from a real run (shares against the errors table counted here, the page in
+Chromium)."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.cases import expressions as ex
+from harness.cases.load import load_case
+from harness.census.cases import CONSTANT_EXPONENTS, census_cases, write_cases
+from harness.census.points import argument_values, boundary_sweep, neighbours, sweep
+from harness.operators import OPERATORS, Kernel
+from harness.operators.model import Sampling
+
+#: Each dtype's smallest subnormal and largest finite, from its bit layout.
+EXTREMES = {
+    "float16": (math.ldexp(1, -24), math.ldexp(2 - math.ldexp(1, -10), 15)),
+    "bfloat16": (math.ldexp(1, -133), math.ldexp(2 - math.ldexp(1, -7), 127)),
+    "float32": (math.ldexp(1, -149), math.ldexp(2 - math.ldexp(1, -23), 127)),
+    "float64": (math.ldexp(1, -1074), math.ldexp(2 - math.ldexp(1, -52), 1023)),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(EXTREMES))
+def test_the_sweep_spans_the_whole_dtype_in_both_signs(dtype):
+    values = sweep(dtype, 20)
+    tiny, huge = EXTREMES[dtype]
+    positive = np.sort(values[values > 0])
+    assert positive[0] == tiny and positive[-1] == huge
+    assert sorted(-values[values < 0]) == list(positive)
+    assert len(positive) == 20 and len(set(positive)) == 20
+    if dtype in ("float16", "float32"):  # NumPy holds these: each value is one of them
+        kind = np.float16 if dtype == "float16" else np.float32
+        assert (positive.astype(kind).astype(np.float64) == positive).all()
+    # log-spaced: the binade steps differ by at most one
+    steps = np.diff(np.floor(np.log2(positive)))
+    assert steps.max() - steps.min() <= 1
+
+
+def test_a_special_point_comes_with_its_neighbouring_floats():
+    assert list(neighbours(1.0, "float32")) == [1 - 2.0**-24, 1.0, 1 + 2.0**-23]
+    near_zero = neighbours(0.0, "float64")
+    assert list(near_zero[:3]) == [-(2.0**-1074), 0.0, 2.0**-1074]
+    assert math.copysign(1, near_zero[3]) == -1 and near_zero[3] == 0
+    # the float nearest π/2 in float16 and its neighbours, 2^-10 apart at that binade
+    pole = neighbours(math.pi / 2, "float16")
+    assert list(np.diff(pole)) == [2.0**-10, 2.0**-10] and pole[1] == 1.5703125
+
+
+def test_a_finite_boundary_is_approached_from_one_ulp():
+    near = boundary_sweep(1.0, "float32", 5)
+    below = np.sort(near[near < 1])
+    assert below[-1] == 1 - 2.0**-23 and below[0] == 0.0  # 1 - 2^-23 ... 1 - 1
+    assert (near[near > 1] >= 1 + 2.0**-23).all()
+
+
+def test_an_argument_stays_in_its_closed_domain_and_keeps_its_special_points():
+    s = Sampling(-1.0, 1.0, (-1.0, 0.0, 1.0))
+    values = argument_values(s, ["float32", "float64"], 12)
+    assert values.min() == -1.0 and values.max() == 1.0
+    for v in (-1.0, 1.0, 1 - 2.0**-24, 1 - 2.0**-53, -(2.0**-149), 2.0**-1074):
+        assert v in values
+    bits = values.view(np.int64)
+    assert len(set(bits)) == len(bits)
+    assert np.signbit(values[values == 0]).tolist() == [False, True]  # 0.0 and -0.0
+
+
+def _expected_cases() -> set[str]:
+    names = set()
+    for name, op in OPERATORS.items():
+        if not any(isinstance(k, Kernel) for k in op.kernels.values()):
+            continue
+        if op.arity[0] == 1:
+            names.add(f"census_{name}")
+        elif op.arity[0] == 2:
+            names |= {f"census_{name}_grid", f"census_{name}_diagonal"}
+    stems = [c.replace("-", "minus_").replace(".", "_") for c in CONSTANT_EXPONENTS]
+    return names | {f"census_pow_{s}" for s in stems}
+
+
+def test_one_case_per_kernel_each_valid_for_the_study_s_loader(tmp_path):
+    paths = write_cases(tmp_path, ["float32", "float64"], 8)
+    assert {p.stem for p in paths} == _expected_cases()
+    for path in paths:
+        case = load_case(path)  # the study's own validation, nothing skipped
+        (impl,) = case.implementations
+        node = impl.expression  # parsed by the loader
+        operator = path.stem.removeprefix("census_").removesuffix("_grid")
+        operator = operator.removesuffix("_diagonal")
+        if isinstance(node, ex.Call):
+            assert node.func == operator
+        else:  # a constant exponent: x ** c
+            assert isinstance(node, ex.Binary) and node.op == "pow"
+        orders = {len(p) for p in case.partials}
+        assert orders == {0, 1, 2, 3, 4}
+        if len(case.input_names) == 2:  # every partial of (x, y) to order 4: 14 and f
+            assert len(case.partials) == 15
+
+
+def test_case_files_are_rewritten_only_when_their_text_changes(tmp_path):
+    paths = write_cases(tmp_path, ["float64"], 8)
+    before = {p: p.stat().st_mtime_ns for p in paths}
+    stale = tmp_path / "census_gone.yaml"
+    stale.write_text("title: an operator no longer in the table\n")
+    write_cases(tmp_path, ["float64"], 8)
+    assert {p: p.stat().st_mtime_ns for p in paths} == before
+    assert not stale.exists()
+    changed = write_cases(tmp_path, ["float64"], 24)  # every case's points change
+    assert all(p.read_text() != "" for p in changed)
+    assert sum(p.stat().st_mtime_ns != before[p] for p in changed) == len(changed)
+
+
+def test_census_cases_hold_each_dtype_s_own_extremes():
+    (exp,) = [c for c in census_cases(["float16", "float64"], 8) if c.name == "census_exp"]
+    x = exp.inputs["x"]
+    for dtype in ("float16", "float64"):
+        tiny, huge = EXTREMES[dtype]
+        assert {tiny, -tiny, huge, -huge} <= set(x)
+
+
+@pytest.mark.slow
+def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path):
+    """Two census cases run for real (JAX and PyTorch, float64): the atlas's shares are
+    the errors table's counts, and the page filters and sorts in Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    from harness.config import load_config
+    from harness.stages.census import write_atlas
+    from harness.stages.prepared import Selection
+    from harness.stages.run import run_case
+
+    from .test_report import CHROMIUM, watched_page
+
+    cases = tmp_path / "cases"
+    write_cases(cases, ["float64"], 4)
+    for stale in set(cases.glob("*.yaml")) - {
+        cases / "census_square.yaml",
+        cases / "census_atanh.yaml",
+    }:
+        stale.unlink()
+    config = load_config(overrides={"setting": "quick"})
+    selection = Selection(backends=["jax", "torch"], methods=["reverse", "forward"])
+    for path in sorted(cases.glob("*.yaml")):
+        run_case(path, config, selection, results=tmp_path / "results")
+    atlas = write_atlas(tmp_path / "results", cases, tmp_path / "reports")
+    assert set(atlas["case"]) == {"census_square", "census_atanh"}
+    for case in ("census_square", "census_atanh"):
+        errors = pd.read_parquet(tmp_path / "results" / case / "errors.parquet")
+        judged = errors[~errors.outcome.isin(["not_applicable", "ref_unreliable", "flushed"])]
+        counted = judged.groupby(["backend", "method", "mode", "partial"]).outcome.agg(
+            lambda o: (o == "ok").mean()
+        )
+        rows = atlas[atlas.case == case].set_index(["backend", "method", "mode", "partial"])
+        for key, share in counted.items():
+            assert rows.loc[key, "share_right"] == pytest.approx(share, abs=0), key
+    assert (tmp_path / "results" / "atlas.csv").exists()
+    page_path = tmp_path / "reports" / "census.html"
+    with sync_playwright() as p:
+        browser, page, problems, requests = watched_page(p)
+        page.goto(page_path.as_uri(), wait_until="load")
+        shown = "els => els.filter(e => !e.hidden).length"
+        assert page.eval_on_selector_all("table.matrix", shown) == 1
+        page.select_option("#c-order", "2")
+        visible = page.locator("table.matrix:not([hidden]) tbody tr")
+        assert visible.count() == 2  # square ∂xx and atanh ∂xx
+        page.fill("#c-name", "atanh")
+        rows = "els => els.filter(e => !e.hidden).map(e => e.dataset.kernel)"
+        assert page.eval_on_selector_all("table.matrix:not([hidden]) tbody tr", rows) == [
+            "atanh ∂xx"
+        ]
+        browser.close()
+    assert problems == [] and all(u.startswith(("file://", "data:")) for u in requests)
+    assert shutil.which("chromium") or Path(CHROMIUM).exists()
