@@ -172,3 +172,17 @@ def _same(balls_, values, where) -> None:
         )
         # Tight, or (a coefficient that is 0: logsumexp's third at x = y) tiny.
         assert ball.rad() <= 1e-30 * abs(float(c)) + 1e-60, (where, i, ball)
+
+
+def test_tanh_at_zero_has_every_order_the_finite_difference_model_asks_for():
+    """t - t³/3 + 2t⁵/15 - 17t⁷/315 + 62t⁹/2835: to order 9 at exactly 0 (the census's
+    tanh at 0 asked for order 6 and found the rule stopped at 5)."""
+    exact = {1: (1, 1), 3: (-1, 3), 5: (2, 15), 7: (-17, 315), 9: (62, 2835)}
+    with working_bits(128):
+        balls = pointwise_coefficients(OPERATORS["tanh"].arb, arb(0), 9)
+        for k, ball in enumerate(balls):
+            if k in exact:
+                p, q = exact[k]
+                assert (ball - arb(p) / q).contains(0) and ball.rad() < 1e-30, k
+            else:
+                assert ball.is_exact() and ball.is_zero(), k

@@ -114,7 +114,7 @@ def test_case_files_are_rewritten_only_when_their_text_changes(tmp_path):
     write_cases(tmp_path, ["float64"], 8)
     assert {p: p.stat().st_mtime_ns for p in paths} == before
     assert not stale.exists()
-    changed = write_cases(tmp_path, ["float64"], 24)  # every case's points change
+    changed = write_cases(tmp_path, ["float64"], 40)  # every case's points change
     assert all(p.read_text() != "" for p in changed)
     assert sum(p.stat().st_mtime_ns != before[p] for p in changed) == len(changed)
 

@@ -95,7 +95,8 @@ def _partials(names: Sequence[str]) -> tuple[str, ...]:
 
 def census_cases(dtypes: Iterable[str], per_sign: int) -> list[CensusCase]:
     """The census's cases for ``dtypes``, ``per_sign`` log-spaced magnitudes per sign and
-    dtype for an argument of a one-argument function (a third of it on a grid's axes)."""
+    dtype for an argument of a one-argument function (an eighth of it, at least 3, on a
+    grid's axes: a grid holds the square of it, with every partial to order 4)."""
     dtypes = tuple(dtypes)
     out = []
     for name, op in OPERATORS.items():
@@ -117,7 +118,7 @@ def census_cases(dtypes: Iterable[str], per_sign: int) -> list[CensusCase]:
             continue
         if op.arity[0] != 2:
             continue
-        coarse = max(per_sign // 3, 4)
+        coarse = max(per_sign // 8, 3)
         xs, ys = (argument_values(s, dtypes, coarse) for s in samplings)
         call = f"{name}(x, y)"
         out.append(

@@ -131,11 +131,14 @@ def tanh(s, x0):
 
 
 def tanh_at_zero(x0, n: int) -> list | None:
-    """tanh is odd: at exactly 0 its even coefficients vanish (t - t^3/3 + 2 t^5/15)."""
+    """tanh is odd: at exactly 0 its even coefficients vanish (t - t^3/3 + 2 t^5/15 ...),
+    exactly; the odd ones from (e^2t - 1)/(e^2t + 1), to any order (the finite-difference
+    model asks for orders beyond 4)."""
     if not x0.is_zero():
         return None
-    known = [arb(0), arb(1), arb(0), arb(-1) / 3, arb(0), arb(2) / 15]
-    return known[: n + 1]
+    e = (2 * arb_series([0, 1], prec=n + 1)).exp()
+    odd = list(((e - 1) / (e + 1)).coeffs()) + [arb(0)] * (n + 1)
+    return [arb(1) if k == 1 else odd[k] if k % 2 else arb(0) for k in range(n + 1)]
 
 
 def log(s, x0):
