@@ -186,3 +186,16 @@ def test_tanh_at_zero_has_every_order_the_finite_difference_model_asks_for():
                 assert (ball - arb(p) / q).contains(0) and ball.rad() < 1e-30, k
             else:
                 assert ball.is_exact() and ball.is_zero(), k
+
+
+def test_erfinv_s_value_alone_and_near_one():
+    """The census found erfinv's rule asked for its value alone (series reversion needs a
+    linear term) and at 1 - 2^-53: both give balls holding mpmath's erfinv."""
+    rule = OPERATORS["erfinv"].arb
+    for point, n in (("0.75", 0), ("0.99999999999999988897769753748434595763683319091796875", 2)):
+        with mpmath.workdps(80):
+            want = mpmath.nstr(mpmath.erfinv(mpmath.mpf(point)), 70)
+        with working_bits(256):
+            got = pointwise_coefficients(rule, arb(point), n)
+            assert len(got) == n + 1
+            assert (got[0] - arb(want)).abs_upper() < 1e-60

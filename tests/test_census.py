@@ -180,3 +180,19 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
         browser.close()
     assert problems == [] and all(u.startswith(("file://", "data:")) for u in requests)
     assert shutil.which("chromium") or Path(CHROMIUM).exists()
+
+
+def test_the_census_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
+    from harness.cli import main
+    from harness.cli_output import EXIT_INVALID
+
+    assert main(["census-cases", "--out", str(tmp_path), "--dtypes", "float128"]) == EXIT_INVALID
+    assert "unknown dtype 'float128'" in capsys.readouterr().err
+    assert main(["census-cases", "--out", str(tmp_path), "--per-sign", "2"]) == EXIT_INVALID
+    assert "--per-sign must be at least 4" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.yaml"))  # nothing half-written
+    missing = tmp_path / "no_such_folder"
+    assert main(["census", "--cases", str(missing), "--results", str(tmp_path)]) == EXIT_INVALID
+    assert "no census case files (run harness census-cases)" in capsys.readouterr().err
+    assert main(["census-cases", "--out", str(tmp_path), "--dtypes", "float64"]) == 0
+    assert len(list(tmp_path.glob("census_*.yaml"))) == len(_expected_cases())

@@ -4,8 +4,7 @@ The schemas check structure (keys, types, enumerations, bounds); what a schema c
 say (expressions parse, names are declared, ranges are not inverted, implementations
 are registered) is checked in :mod:`harness.cases.load`. The case schema is published as
 ``cases/case.schema.json`` (``harness schema > cases/case.schema.json``) so editors can
-complete case files; a test keeps the published copy current.
-"""
+complete case files; a test keeps the published copy current."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ NESTED_PATTERNS = ("nested_function", "decorated_grad_fn")
 DEFAULT_BACKEND = BACKENDS[0]
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
 MAX_ORDER = 4
-#: What a case's evaluation in one back end can be split by, one job per value
-#: (:mod:`harness.stages.pieces`).
+#: What a case's evaluation in one back end is split by (:mod:`harness.stages.pieces`).
 SPLIT_KEYS = ("dtype", "method")
 
 _NAME = "^[A-Za-z_][A-Za-z0-9_]*$"

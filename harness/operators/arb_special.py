@@ -205,7 +205,11 @@ def erfinv(s, x0):
     require_positive((1 - x0) * (1 + x0), "erfinv: 1 - x²")
     y0 = x0.erfinv()
     n = s.prec
+    if n <= 1:  # the value alone
+        return arb_series([y0], prec=n)
     forward = list(arb_series([y0, 1], prec=n).erf().coeffs()) + [arb(0)] * n
+    if not forward[1] > 0:  # erf'(y0) = 2/√π exp(-y0²): a ball that does not exclude 0
+        raise Unsupported(f"erfinv at {x0.str(5)}: erf's slope at {y0.str(5)} is not certain")
     w = arb_series([arb(0), *forward[1:n]], prec=n).reversion()
     coeffs = list(w.coeffs()) + [arb(0)] * n
     return y0 + _composed([arb(0), *coeffs[1:n]], s, x0)

@@ -1,0 +1,87 @@
+"""The kernel census's cost and what it found, from a finished `snakemake census` run:
+the jobs' seconds by stage and back end (their benchmark files), the values checked and
+the cost per value, the atlas's size, the root causes by kind and framework, the kernels
+each framework gets right everywhere, and which root causes of the default study the
+census shares (the same id: one mechanism).
+
+    python benchmarks/census_cost.py [--wall SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--wall", type=float, help="the run's wall-clock seconds")
+    args = parser.parse_args()
+    seconds: Counter = Counter()
+    jobs: Counter = Counter()
+    for path in Path("logs/census").glob("*/*.benchmark.tsv"):
+        rows = list(csv.reader(path.open(), delimiter="\t"))
+        stage = path.name.removesuffix(".benchmark.tsv")
+        stage = ".".join(stage.split(".")[:2]) if stage.startswith("evaluate") else stage
+        seconds[stage] += float(rows[1][0])
+        jobs[stage] += 1
+    print("job seconds by stage:")
+    for stage, s in sorted(seconds.items(), key=lambda kv: -kv[1]):
+        print(f"  {stage:34s} {jobs[stage]:4d} jobs {s:8.1f} s ({s / jobs[stage]:.1f} s each)")
+    total = sum(seconds.values())
+    atlas = pd.read_parquet("results/census/atlas.parquet")
+    values = int(atlas["points"].sum())
+    judged = int(atlas["judged"].sum())
+    print(f"job seconds in all: {total:.0f}; values checked {values:,} ({judged:,} judged)")
+    print(f"cost per checked value: {1e3 * total / values:.3f} ms of job time", end="")
+    if args.wall:
+        print(f", {1e3 * args.wall / values:.3f} ms of wall time ({args.wall:.0f} s)")
+    else:
+        print()
+    print(
+        f"atlas: {len(atlas):,} rows, {atlas['operator'].nunique()} kernels, "
+        f"{atlas['case'].nunique()} cases, share right {atlas['ok'].sum() / judged:.2%}"
+    )
+    findings = pd.concat(
+        pd.read_parquet(p).assign(case=p.parent.name)
+        for p in Path("results/census").glob("*/findings.parquet")
+    )
+    causes = findings.groupby("root_cause").agg(
+        kind=("kind", "first"),
+        backends=("backend", lambda b: ", ".join(sorted(set(b)))),
+        severity=("severity", "max"),
+        findings=("case", "size"),
+    )
+    print(f"root causes: {len(causes)} from {len(findings):,} findings")
+    print(causes.groupby("kind").size().to_string())
+    by_framework = Counter(b for bs in causes["backends"] for b in bs.split(", "))
+    print("root causes per framework:", dict(sorted(by_framework.items())))
+    auto = atlas[(atlas["method"] != "finite_difference") & (atlas["judged"] > 0)]
+    clean = auto.groupby(["backend", "operator"]).apply(
+        lambda g: bool((g["ok"] == g["judged"]).all()), include_groups=False
+    )
+    for backend, kernels in clean.groupby(level=0):
+        right = sorted(k for (_, k), v in kernels.items() if v)
+        print(
+            f"{backend}: right everywhere (autodiff) in {len(right)} of {len(kernels)}: "
+            + ", ".join(right)
+        )
+    study = Path("results/root_causes.parquet")
+    if study.exists():
+        ids = set(pd.read_parquet(study)["id"])
+        shared = sorted(ids & set(causes.index))
+        print(
+            f"the default study's root causes the census shares: {len(shared)} of {len(ids)}:",
+            ", ".join(shared),
+        )
+    top = causes[causes["kind"].isin(["kernel", "framework", "mode", "method"])]
+    print("most severe framework root causes:")
+    print(top.sort_values(["severity", "findings"], ascending=False).head(10).to_string())
+
+
+if __name__ == "__main__":
+    main()
