@@ -199,3 +199,54 @@ def test_erfinv_s_value_alone_and_near_one():
             got = pointwise_coefficients(rule, arb(point), n)
             assert len(got) == n + 1
             assert (got[0] - arb(want)).abs_upper() < 1e-60
+
+
+ZERO_BASE = [
+    # (expression, point, {partial: value or None}) from the closed forms written here:
+    # ∂a^i a^y = y(y-1)...(y-i+1) a^(y-i); each ∂y brings a factor log a.
+    ("x ** 2.5", {"x": "0"}, {(): 0, ("x",): 0, ("x", "x"): 0, ("x",) * 3: None}),
+    ("pow(a, y)", {"a": "0", "y": "1"}, {(): 0, ("a",): 1, ("y",): 0, ("a", "y"): None,
+                                          ("a", "a"): 0, ("y", "y"): 0}),
+    ("pow(a, y)", {"a": "0", "y": "2"}, {("a", "a"): 2, ("a", "y"): 0, ("a", "a", "y"): None,
+                                          ("a", "a", "a"): 0}),
+    ("pow(a, y)", {"a": "0", "y": "0.5"}, {(): 0, ("y",): 0, ("a",): None}),
+    ("pow(0, y)", {"y": "1.5"}, {(): 0, ("y",): 0, ("y", "y", "y"): 0}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("expression,point,want", ZERO_BASE, ids=lambda v: str(v)[:20])
+def test_a_real_power_at_a_zero_base_has_its_one_sided_limits(expression, point, want):
+    """Issue 27: ``x ** 2.5`` at 0 and ``a ** y`` at ``a = 0`` have a value (0) and the
+    derivatives that exist as limits from above (``∂a = 1`` at ``y = 1``, every ``∂y`` 0);
+    the others are NaN (no derivative), in both engines alike. The pure-``a`` values are
+    also mpmath's one-sided numerical derivatives of the power."""
+    names = tuple(sorted(point))
+    node = ex.parse(expression, set(names))
+    space = jets.JetSpace(names, {n: 3 for n in names}, 3)
+    got = balls.evaluate(node, {k: arb(v) for k, v in point.items()}, space)
+    with mpmath.workdps(40):
+        mp = jets.evaluate(node, {k: mpmath.mpf(v) for k, v in point.items()}, space)
+    for partial, value in want.items():
+        ball, coefficient = got.derivative(partial), space.derivative(mp, partial)
+        if value is None:
+            assert ball.is_nan() and mpmath.isnan(coefficient), partial
+        else:
+            assert ball == value and coefficient == value, (partial, ball, coefficient)
+    base = next((n for n in names if n in ("x", "a")), None)
+    if base is None:
+        return
+    y0 = mpmath.mpf(point.get("y", "2.5"))
+    for k in range(1, 3):
+        partial = (base,) * k
+        if want.get(partial) is None:
+            continue
+        with mpmath.workdps(40):
+            one_sided = mpmath.diff(lambda t: mpmath.power(t, y0), 0, k, direction=1)
+        assert abs(one_sided - want[partial]) < 1e-6, (partial, one_sided)
+
+
+def test_no_value_for_zero_to_a_power_that_is_not_positive():
+    space = jets.JetSpace(("a", "y"), {"a": 1, "y": 1}, 1)
+    for y in ("0", "-1.5"):
+        with pytest.raises(Undefined, match="0 to the power"):
+            balls.evaluate(ex.parse("pow(a, y)", {"a", "y"}), {"a": arb(0), "y": arb(y)}, space)

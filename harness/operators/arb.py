@@ -21,6 +21,8 @@ from collections.abc import Callable
 
 from flint import arb, arb_series
 
+from harness.operators.zero_base import power_at_zero_base
+
 __all__ = [
     "Generic",
     "Undefined",
@@ -171,9 +173,35 @@ def power_jet(left, right):
         series = arb_series([left.value, 1], prec=n + 1) ** c
         coeffs = list(series.coeffs()) + [arb(0)] * (n + 1)
         return left.compose(coeffs[: n + 1])
+    if left.value.is_zero():
+        return _power_at_zero(left, right)
     require_positive(left.value, "a real power")
     product = right * left.compose(coefficients(log, None, left.value, n))
     return product.compose(coefficients(_exp, None, product.value, n))
+
+
+def _power_at_zero(left, right):
+    """``left ** right`` at a base of exactly 0: the limits from above for a positive
+    exponent (:mod:`harness.operators.zero_base`); none for 0 or a negative one."""
+    y0 = right.value
+    if not y0 > 0:
+        if y0 <= 0:
+            raise Undefined(f"not defined here: 0 to the power {y0.str(5)}, not positive")
+        raise Unsupported(f"a power of 0 whose exponent's ball straddles 0 ({y0.str(5)})")
+
+    def compare(i: int) -> int:
+        d = i - y0
+        if d.is_zero():
+            return 0
+        if d > 0 or d < 0:
+            return 1 if d > 0 else -1
+        raise Unsupported(f"a power of 0 whose exponent's ball holds {i} ({y0.str(5)})")
+
+    integer = y0.is_exact() and y0.is_integer()
+    return power_at_zero_base(
+        left, right, compare, integer, zero=arb(0), one=arb(1), nan=arb.nan(),
+        is_zero=lambda t: t.is_zero(),
+    )  # fmt: skip
 
 
 def series_value(s: arb_series):
@@ -192,6 +220,8 @@ def power_line(a, b):
         if k < 0:
             require_nonzero(series_value(a), "a negative power")
         return a**k
+    if series_value(a).is_zero():
+        raise Generic  # a zero base: the ball jets' one-sided limits
     require_positive(series_value(a), "a real power")
     return (b * a.log()).exp()
 

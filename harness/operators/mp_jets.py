@@ -14,6 +14,7 @@ from collections.abc import Callable
 import mpmath
 
 from harness.operators import mp_elementary, mp_special
+from harness.operators.zero_base import power_at_zero_base
 
 __all__ = [
     "hypot",
@@ -54,10 +55,19 @@ minimum = _extremum(False)
 
 def power(left, right):
     """``left ** right``: a constant exponent by its binomial series, a variable one as
-    ``exp(right log left)``, defined for ``left > 0`` only."""
+    ``exp(right log left)`` for ``left > 0``, and at ``left = 0`` the limits from above
+    for a positive exponent (:mod:`harness.operators.zero_base`)."""
     total = left.space.total
     if right.is_constant():
         return left.compose(mp_elementary.power(left.value, right.value, total))
+    if left.value == 0:  # the limits from above (harness.operators.zero_base)
+        y0 = right.value
+        if not y0 > 0:
+            return left.space.constant(_mp.nan).nan_derivatives()
+        return power_at_zero_base(
+            left, right, lambda i: (i > y0) - (i < y0), y0 == _mp.floor(y0),
+            zero=_mp.zero, one=_mp.one, nan=_mp.nan, is_zero=lambda t: t == 0,
+        )  # fmt: skip
     product = right * left.compose(mp_elementary.log(left.value, total))
     return product.compose(mp_elementary.exp(product.value, total))
 

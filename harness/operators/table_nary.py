@@ -107,7 +107,7 @@ ENTRIES = (
     ),
     op(
         "pow",
-        "x > 0, or a constant integer exponent (x != 0 if negative)",
+        "x >= 0 (at 0 one-sided, for a positive exponent), or an integer exponent",
         mp_jets.power,
         ArbRule(jet=arb.power_jet, line=arb.power_line),
         tf="tf.math.pow",
