@@ -250,3 +250,41 @@ def test_no_value_for_zero_to_a_power_that_is_not_positive():
     for y in ("0", "-1.5"):
         with pytest.raises(Undefined, match="0 to the power"):
             balls.evaluate(ex.parse("pow(a, y)", {"a", "y"}), {"a": arb(0), "y": arb(y)}, space)
+
+
+def test_the_reference_row_says_a_zero_base_s_derivatives_are_one_sided(tmp_path):
+    """``x ** 2.5`` at 0 through the reference stage: f, f', f'' certified 0 with the note
+    that they are limits from above; f''' has no value ("no derivative exists")."""
+    import pandas as pd
+
+    from harness.cli import main
+
+    from .conftest import write_case
+
+    path = write_case(
+        tmp_path,
+        "zero_power",
+        """\
+        title: a real power at a zero base
+        source: test
+        inputs:
+          x: {values: [0.0, 4.0]}
+        function: x ** 2.5
+        derivatives: {wrt: x, orders: [1, 2, 3]}
+        implementations:
+          plain: {expression: x ** 2.5}
+        dtypes: [float64]
+        """,
+    )
+    assert main(["reference", str(path), "--results", str(tmp_path / "results")]) == 0
+    table = pd.read_parquet(tmp_path / "results" / "zero_power" / "reference.parquet")
+    at_zero = table[table.x == 0].set_index("partial")
+    for partial in ("", "x", "xx"):
+        row = at_zero.loc[partial]
+        assert row.certified and row.reference_rounded == 0.0
+        assert row.ball_note.startswith("one-sided"), row.ball_note
+    assert not at_zero.loc["xxx"].reliable
+    assert "no derivative exists" in at_zero.loc["xxx"].message
+    away = table[table.x == 4].set_index("partial")
+    assert (away.ball_note == "").all() and away.certified.all()
+    assert away.loc["x"].reference_rounded == 2.5 * 4**1.5  # 20, exactly

@@ -24,6 +24,8 @@ from flint import arb, arb_series
 from harness.operators.zero_base import power_at_zero_base
 
 __all__ = [
+    "NOTES",
+    "ONE_SIDED",
     "Generic",
     "Undefined",
     "Unsupported",
@@ -55,6 +57,7 @@ __all__ = [
     "softsign_at_zero",
     "sqrt",
     "tanh",
+    "take_notes",
     "tanh_at_zero",
 ]
 
@@ -66,6 +69,19 @@ class Unsupported(Exception):
 class Undefined(Unsupported):
     """The expression certainly has no value here (a division by exactly 0, a logarithm
     of exactly 0 or less): no precision would change that."""
+
+
+#: What the rules of one evaluation had to say of it beside its value (read and cleared by
+#: :func:`take_notes`): a real power's derivatives in a zero base are one-sided.
+NOTES: list[str] = []
+ONE_SIDED = "one-sided: a real power's derivatives at a zero base are limits from above"
+
+
+def take_notes() -> str:
+    """The notes of the evaluations since the last call, each once, and clear them."""
+    out = "; ".join(dict.fromkeys(NOTES))
+    NOTES.clear()
+    return out
 
 
 class Generic(Exception):
@@ -198,6 +214,8 @@ def _power_at_zero(left, right):
         raise Unsupported(f"a power of 0 whose exponent's ball holds {i} ({y0.str(5)})")
 
     integer = y0.is_exact() and y0.is_integer()
+    if not left.is_constant():
+        NOTES.append(ONE_SIDED)
     return power_at_zero_base(
         left, right, compare, integer, zero=arb(0), one=arb(1), nan=arb.nan(),
         is_zero=lambda t: t.is_zero(),

@@ -26,7 +26,7 @@ from flint import arb
 
 from harness.cases.model import Case, Partial
 from harness.numerics.floats import FORMATS, round_mpf, to_format
-from harness.operators.arb import Undefined, Unsupported
+from harness.operators.arb import Undefined, Unsupported, take_notes
 from harness.reference import balls
 from harness.reference.jets import space_for
 from harness.reference.series import evaluate_series
@@ -246,13 +246,20 @@ def _evaluate(case, pt, partials, jet_partials, space, bits) -> dict:
 
 
 def _settle(group, bits: int, compute) -> dict:
-    """The balls ``compute()`` gives for ``group``; or, where it raises, the reason."""
+    """The balls ``compute()`` gives for ``group``; or, where it raises, the reason. What
+    the rules noted of the evaluation (a one-sided limit) is each ball's reason."""
+    take_notes()
     try:
-        return {p: _ball(x, bits) for p, x in compute().items()}
+        found = {p: _ball(x, bits) for p, x in compute().items()}
     except Undefined as exc:
         return {p: Ball(None, None, bits, str(exc)) for p in group}
     except Unsupported as exc:
         return {p: Ball(None, None, bits, f"Arb: {exc}") for p in group}
+    note = take_notes()
+    if note:
+        for ball in found.values():
+            ball.reason = ball.reason or note
+    return found
 
 
 def _mixed(node, pt, space, partials) -> dict:

@@ -68,7 +68,9 @@ def judge_reference(value, ball: Ball | None, fmt, entry: tuple) -> Rounded:
                 if (ran and value is None)
                 else ""
             )
-            return _rounded(centre, fmt, True, mid, rad, message, "", value is not None)
+            # A certified ball's reason is a note on it (a one-sided limit), not a doubt.
+            note = ball.reason
+            return _rounded(centre, fmt, True, mid, rad, message, note, value is not None)
     if value is None:
         message = "" if ran else note
         return Rounded(False, math.nan, 0, math.nan, "", False, "", mid, rad, note, message)
