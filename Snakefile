@@ -1,5 +1,7 @@
 # The study: every case in cases/ through reference -> evaluate -> compare, then the
 # collected summary and the HTML report. Rules are wiring; the logic lives in the harness package.
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 from harness.workflow import (

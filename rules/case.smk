@@ -15,7 +15,8 @@ rule compute_reference:
         timings="results/{case}/reference.timings.parquet",
     params:
         study=stage_settings(config, "reference"),
-        results="results",
+        # The results folder, from the output (the census's rules reuse this one).
+        results=lambda w, output: Path(output[0]).parents[1],
     log:
         "logs/{case}/compute_reference.log",
     benchmark:
@@ -46,7 +47,7 @@ rule evaluate_case:
         # The settings this piece depends on (harness.workflow.piece_settings): adding a
         # back end to the study adds its jobs and reruns none of these.
         study=lambda w: piece_settings(config, w.backend, w.piece),
-        results="results",
+        results=lambda w, output: Path(output[0]).parents[3],
     log:
         "logs/{case}/evaluate_case.{backend}.{piece}.log",
     benchmark:
@@ -80,7 +81,7 @@ rule compare_case:
         findings="results/{case}/findings.parquet",
     params:
         study=stage_settings(config, "compare"),
-        results="results",
+        results=lambda w, output: Path(output[0]).parents[1],
     log:
         "logs/{case}/compare_case.log",
     benchmark:

@@ -2,7 +2,8 @@
 # kernel, over its whole domain. Its case files are written from the operator table when
 # the workflow is read (a file is rewritten only when its text changes), then each goes
 # through the study's own rules, with census/cases/ and results/census/ in place of
-# cases/ and results/. `snakemake census` runs it; the default study does not.
+# cases/ and results/ (the rules' params follow from their outputs). `snakemake census`
+# runs it; the default study does not.
 
 CENSUS_CASES = census_cases(config, "census/cases")
 
@@ -14,9 +15,6 @@ use rule compute_reference as census_reference with:
     output:
         "results/census/{case}/reference.parquet",
         timings="results/census/{case}/reference.timings.parquet",
-    params:
-        study=stage_settings(config, "reference"),
-        results="results/census",
     log:
         "logs/census/{case}/compute_reference.log",
     benchmark:
@@ -33,9 +31,6 @@ use rule evaluate_case as census_evaluate with:
         edges="results/census/{case}/{backend}/{piece}/edges.parquet",
         localised="results/census/{case}/{backend}/{piece}/localised.parquet",
         timings="results/census/{case}/{backend}/{piece}/timings.parquet",
-    params:
-        study=lambda w: piece_settings(config, w.backend, w.piece),
-        results="results/census",
     log:
         "logs/census/{case}/evaluate_case.{backend}.{piece}.log",
     benchmark:
@@ -55,9 +50,6 @@ use rule compare_case as census_compare with:
         errors="results/census/{case}/errors.parquet",
         summary="results/census/{case}/summary.parquet",
         findings="results/census/{case}/findings.parquet",
-    params:
-        study=stage_settings(config, "compare"),
-        results="results/census",
     log:
         "logs/census/{case}/compare_case.log",
     benchmark:

@@ -503,6 +503,7 @@ def test_every_function_maps_to_tensorflows_kernel_with_its_derivatives():
     relative in float64, reproduced exactly in mpmath by the helper that found it)."""
     import mpmath
 
+    from harness.backends.interface import NotApplicable
     from harness.backends.tensorflow.build import compile_expression
     from harness.backends.tensorflow.tfimport import tf
     from harness.cases import expressions as ex
@@ -515,17 +516,27 @@ def test_every_function_maps_to_tensorflows_kernel_with_its_derivatives():
     points = np.array([0.3, 0.7, 1.9])
     for text, fn in sorted(named.items()):
         x = tf.constant(points, tf.float64)
+        if text.startswith("mish("):  # the operator table's NoKernel for TensorFlow
+            with pytest.raises(NotApplicable, match="TensorFlow has no mish"):
+                compile_expression(ex.parse(text, {"x"}), {"x": x}, tf.float64)
+            continue
         with tf.GradientTape() as outer:
             outer.watch(x)
             with tf.GradientTape() as inner:
                 inner.watch(x)
                 y = compile_expression(ex.parse(text, {"x"}), {"x": x}, tf.float64)
             d1 = inner.gradient(y, x)
-        d2 = outer.gradient(d1, x)
+        orders = 3
+        if text.startswith("softsign("):  # TensorFlow 2.21 registers no gradient of SoftsignGrad
+            with pytest.raises(LookupError, match="SoftsignGrad"):
+                outer.gradient(d1, x)
+            d2, orders = None, 2
+        else:
+            d2 = outer.gradient(d1, x)
         got = [y.numpy(), d1.numpy(), np.zeros(3) if d2 is None else d2.numpy()]
         rel = 1e-6 if text.startswith("gelu") else 1e-12
         for i, p in enumerate(points):
             with mpmath.workdps(40):
                 want = [float(mpmath.diff(fn, mpmath.mpf(p), k)) for k in range(3)]
-            for k in range(3):
+            for k in range(orders):
                 assert got[k][i] == pytest.approx(want[k], rel=rel, abs=1e-300), (text, p, k)

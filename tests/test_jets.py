@@ -85,6 +85,19 @@ FUNCTIONS = {
     "log_softmax(x, 2*x, -1)": lambda x: (
         x - mpmath.log(mpmath.exp(x) + mpmath.exp(2 * x) + mpmath.exp(-1))
     ),
+    # The census's kernels (issue 27).
+    "exp2(x)": lambda x: mpmath.mpf(2) ** x,
+    "log2(x)": lambda x: mpmath.log(x) / mpmath.log(2),
+    "square(x - 1)": lambda x: (x - 1) ** 2,
+    "reciprocal(x)": lambda x: 1 / x,
+    "rsqrt(x)": lambda x: 1 / mpmath.sqrt(x),
+    "sinc(x)": lambda x: mpmath.sin(mpmath.pi * x) / (mpmath.pi * x),
+    "silu(x - 1)": lambda x: (x - 1) / (1 + mpmath.exp(1 - x)),
+    "mish(x - 1)": lambda x: (x - 1) * mpmath.tanh(mpmath.log(1 + mpmath.exp(x - 1))),
+    "softsign(x - 1)": lambda x: (x - 1) / (1 + abs(x - 1)),
+    "erfinv(x - 1)": lambda x: mpmath.erfinv(x - 1),
+    "hypot(x, 0.5)": lambda x: mpmath.sqrt(x**2 + mpmath.mpf("0.25")),
+    "logaddexp(x, 0.45)": lambda x: mpmath.log(mpmath.exp(x) + mpmath.exp(mpmath.mpf("0.45"))),
 }
 
 
