@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from harness.cases import expressions as ex
+from harness.cases.load import load_case
 from harness.results import read_table
 
 __all__ = ["ATLAS_COLUMNS", "FAILING", "build_atlas", "verdicts"]
@@ -28,10 +29,11 @@ ATLAS_COLUMNS = (
 
 
 def _operator(case_path: Path) -> str:
-    """The census case's operator: the one function its implementation calls."""
-    data = yaml.safe_load(case_path.read_text(encoding="utf-8"))
-    expression = data["implementations"]["kernel"]["expression"]
-    return expression.split("(", 1)[0] if "(" in expression else "pow"
+    """The census case's operator: the function its one implementation calls (``x ** c``
+    is the ``pow`` operator), from the case as the study's loader parses it."""
+    (impl,) = load_case(case_path).implementations
+    node = impl.expression
+    return node.func if isinstance(node, ex.Call) else "pow"
 
 
 def _causes(findings: pd.DataFrame) -> dict[tuple, list[str]]:

@@ -31,7 +31,7 @@ _SCRIPT = """
   }
   [dtype, order, method].forEach(function (s) { s.addEventListener('change', apply); });
   name.addEventListener('input', apply);
-  document.querySelectorAll('table.matrix th').forEach(function (th, i) {
+  document.querySelectorAll('table.matrix th').forEach(function (th) {
     th.addEventListener('click', function () {
       var table = th.closest('table'), body = table.tBodies[0];
       var column = th.cellIndex, up = th.dataset.up !== '1';
