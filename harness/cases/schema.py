@@ -12,6 +12,14 @@ from typing import Any
 
 # The back ends' names, methods and modes, as their folders declare them (data only).
 from harness.backends.catalogue import BACKENDS, METHODS, MODES
+from harness.cases.schema_parts import NAME as _NAME
+from harness.cases.schema_parts import TEXT as _TEXT
+from harness.cases.schema_parts import obj as _obj
+from harness.cases.schema_parts import one_or_many as _one_or_many
+from harness.cases.schema_rules import FUNCTION as _FUNCTION
+from harness.cases.schema_rules import IMPLEMENTATION as _IMPLEMENTATION
+from harness.cases.schema_rules import NESTED_PATTERNS
+from harness.cases.schema_rules import RULE as _RULE
 from harness.numerics.floats import DTYPES
 
 __all__ = [
@@ -22,11 +30,11 @@ __all__ = [
     "METHODS",
     "BACKENDS",
     "MODES",
+    "NESTED_PATTERNS",
     "OUTCOMES",
     "SPLIT_KEYS",
 ]
 
-NESTED_PATTERNS = ("nested_function", "decorated_grad_fn")
 #: The back end of rows (and probes) that name none: the first registered.
 DEFAULT_BACKEND = BACKENDS[0]
 OUTCOMES = ("ok", "inaccurate", "wrong", "nan", "inf", "zero", "missing", "error", "ref_unreliable")
@@ -34,13 +42,11 @@ MAX_ORDER = 4
 #: What a case's evaluation in one back end is split by (:mod:`harness.stages.pieces`).
 SPLIT_KEYS = ("dtype", "method")
 
-_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 _NUMBER = {"type": "number"}
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _COUNT = {"type": "integer", "minimum": 1, "maximum": 100000}
 _PER_SIGN, _SETTINGS = {"type": "integer", "minimum": 4, "maximum": 4096}, ("quick", "full")
 _SIGNS = {"enum": ["positive", "negative", "both"], "default": "positive"}
-_TEXT = {"type": "string", "minLength": 1}
 _INCLUDE = {
     "type": "array",
     "items": _NUMBER,
@@ -48,22 +54,6 @@ _INCLUDE = {
     "description": "Extra values added to the generated ones (the published points of a "
     "seed, such as x = 100), kept sorted and without duplicates.",
 }
-
-
-def _obj(properties: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict:
-    out: dict[str, Any] = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": properties,
-    }
-    if required:
-        out["required"] = required
-    out.update(extra)
-    return out
-
-
-def _one_or_many(item: dict[str, Any]) -> dict[str, Any]:
-    return {"anyOf": [item, {"type": "array", "items": item, "minItems": 1}]}
 
 
 _PARTIAL = {
@@ -122,75 +112,6 @@ _INPUT = _obj(
     maxProperties=1,
     description="How the input's values are generated: exactly one of log, linear, values, "
     "random, tie. Untied inputs combine as a grid (cartesian product) in declaration order.",
-)
-
-_RULE_REF = {"$ref": "#/$defs/rule"}
-_GRADIENT = {
-    "type": "object",
-    "propertyNames": {"pattern": _NAME},
-    "additionalProperties": _RULE_REF,
-    "minProperties": 1,
-    "description": "Custom gradient: for each input, its vector-Jacobian product as an "
-    "expression of the inputs and the upstream gradient `dy`.",
-}
-_RULE = {
-    "description": "Either an expression of the inputs and `dy`, or a nested custom function "
-    "{expression, gradient}: the product is then dy * F(inputs), where F has the value "
-    "`expression` and its own custom gradient (the nested second-order pattern).",
-    "anyOf": [
-        _TEXT,
-        _obj(
-            {
-                "expression": _TEXT,
-                "gradient": _GRADIENT,
-                "pattern": {
-                    "enum": list(NESTED_PATTERNS),
-                    "description": "How the nested rule is written in TensorFlow: "
-                    "`nested_function` (default), the documented `first_order_custom(x)` "
-                    "whose own gradient is the second-order rule; `decorated_grad_fn`, "
-                    "TensorFlow issue #34503: the gradient function itself decorated with "
-                    "tf.custom_gradient as a function of dy, x captured from the enclosing "
-                    "scope (the rule for x has no input to attach to).",
-                },
-            },
-            ["expression", "gradient"],
-        ),
-    ],
-}
-
-_FUNCTION = _obj(
-    {
-        "args": {
-            "type": "array",
-            "items": {"type": "string", "pattern": _NAME},
-            "minItems": 1,
-            "uniqueItems": True,
-            "description": "Its parameters (names local to the function).",
-        },
-        "expression": {**_TEXT, "description": "Its value, in its parameters."},
-        "gradient": {
-            **_GRADIENT,
-            "description": "Optional custom gradient: for each parameter, its vector-Jacobian "
-            "product in the parameters and `dy` (nestable as in implementations).",
-        },
-        "description": _TEXT,
-    },
-    ["args", "expression"],
-    description="A function the case's expressions may call, e.g. foo(foo(foo(x))).",
-)
-
-_IMPLEMENTATION = _obj(
-    {
-        "expression": {**_TEXT, "description": "The function as this implementation writes it."},
-        "gradient": _GRADIENT,
-        "registered": {
-            **_TEXT,
-            "description": "The name of a Python implementation registered in the harness "
-            "package (`harness implementations` lists them).",
-        },
-        "description": _TEXT,
-    },
-    description="Exactly one of `expression` (optionally with `gradient`) or `registered`.",
 )
 
 _MAX_ORDER_FIELD = {
