@@ -344,3 +344,66 @@ def test_the_localise_setting_turns_the_localisation_off(tmp_path, localise):
     assert (len(naive) > 0) is localise
     at = errors[(errors.implementation == "naive") & (errors.x == 100) & (errors.order == 1)]
     assert set(at[at.method != "finite_difference"].outcome) == {"nan"}
+
+
+_FORWARD_RULES = """\
+    title: forward rules
+    source: test
+    inputs:
+      x: {values: [0.5, 2.0]}
+    function: x**3
+    derivatives: {wrt: x, orders: [1, 2]}
+    functions:
+      cube:
+        args: [u]
+        expression: u**3
+        tangent: {u: dx * 3 * u**2}
+    implementations:
+      ruled:
+        expression: x**3
+        tangent: {x: dx * 3 * x**2}
+      doubled:
+        expression: x**3
+        tangent: {x: 2 * dx * 3 * x**2}
+      both:
+        expression: x**3
+        gradient: {x: dy * 3 * x**2}
+        tangent: {x: 2 * dx * 3 * x**2}
+      through_function:
+        expression: cube(x)
+    dtypes: [float64]
+    modes: [eager]
+    methods: [reverse, forward]
+    """
+
+
+def test_forward_rules_become_custom_jvp_and_function_jvp(tmp_path):
+    """A case's ``tangent`` rule is JAX's ``custom_jvp`` (reverse mode transposes it, and
+    it wins over a gradient rule beside it) and PyTorch's ``autograd.Function.jvp``
+    (reverse mode goes through ``backward``, absent without a gradient rule): d/dx of
+    x**3 at x = 2 is 3 * 2**2 = 12, a rule twice that gives 24 wherever it is used."""
+    path = write_case(tmp_path, "forward_rules", _FORWARD_RULES)
+    errors = run_case(path, _config("jax", "torch"), results=tmp_path / "results")
+    at2 = errors[(errors.x == 2.0) & (errors.order == 1)].set_index(
+        ["backend", "method", "implementation"]
+    )
+    value = at2.value.to_dict()
+    for method in ("reverse", "forward"):
+        assert value["jax", method, "ruled"] == 12.0
+        assert value["jax", method, "doubled"] == 24.0
+        assert value["jax", method, "both"] == 24.0  # one rule per function: the forward one
+        assert value["jax", method, "through_function"] == 12.0
+    assert value["torch", "forward", "ruled"] == 12.0
+    assert value["torch", "forward", "doubled"] == 24.0
+    assert value["torch", "forward", "both"] == 24.0
+    assert value["torch", "reverse", "both"] == 12.0  # backward from the gradient rule
+    no_backward = at2.loc[("torch", "reverse", "ruled")]
+    assert no_backward.outcome == "error" and "backward" in no_backward.message
+    # The second derivative differentiates the rule's own formula: 6x = 12 at x = 2 in
+    # JAX. PyTorch 2.13's nested torch.func.jvp does not differentiate through an
+    # autograd.Function's jvp and gives 0 (pytorch/pytorch#197867), where the harness
+    # reports it as a zero.
+    second = errors[(errors.x == 2.0) & (errors.order == 2) & (errors.method == "forward")]
+    second = second.set_index(["backend", "implementation"])
+    assert second.value["jax", "ruled"] == 12.0
+    assert second.loc[("torch", "ruled")].outcome == "zero"

@@ -20,7 +20,7 @@ from harness.causes.roots import classify_findings, root_causes, unsupported_tab
 from harness.causes.rules import check_rules
 from harness.causes.sites import effective, sites
 
-from .conftest import CASES
+from .conftest import CASES, write_case
 
 
 def _texts(text: str, names=("x",)) -> list[str]:
@@ -304,6 +304,82 @@ def test_a_wrong_rule_comes_before_the_primitives_and_a_right_one_after():
     # A right rule of a function the expression calls does not make the finding a rule's.
     called = right.replace('"impl"', '"foo"')
     assert decide(_finding(rules=called), ())[0] == "formula"
+    # A right rule whose points another framework gets right through it: that framework
+    # handles the rule differently (PyTorch's 0 through an autograd.Function's jvp).
+    elsewhere = _finding(rules=right, backend="torch", backends_ok=json.dumps({"jax": 1.0}))
+    assert decide(elsewhere, ()) == ("framework", "c.impl@torch")
+
+
+def test_forward_rules_are_checked_against_dx_times_the_partial_exactly(tmp_path):
+    """A ``tangent`` rule is each input's share of the tangent: checked at dx = 1 and
+    dx = 2 against dx times the partial (a rule without dx is right at dx = 1 only); an
+    input it leaves out contributes 0. At (a, b) = (3, 2), d(a*b**2)/da = b**2 = 4 and
+    d/db = 2ab = 12 (integers)."""
+    path = write_case(
+        tmp_path,
+        "tangents",
+        """\
+        title: tangent rules
+        source: test
+        inputs:
+          a: {values: [3.0]}
+          b: {values: [2.0]}
+        function: a * b**2
+        derivatives: {partials: [a, b]}
+        implementations:
+          right:
+            expression: a * b**2
+            tangent: {a: dx * b**2, b: dx * 2 * a * b}
+          no_dx:
+            expression: a * b**2
+            tangent: {a: b**2, b: dx * 2 * a * b}
+          half:
+            expression: a * b**2
+            tangent: {a: dx * b**2}
+        """,
+    )
+    case = load_case(path)
+    at = {"a": 3.0, "b": 2.0}
+    right = check_rules(case, case.implementation("right"), at)
+    assert [(c["kind"], c["input"], c["right"]) for c in right] == [
+        ("tangent", "a", True),
+        ("tangent", "b", True),
+    ]
+    assert [mpmath.mpf(c["truth"]) for c in right] == [4, 12]
+    no_dx = {c["input"]: c for c in check_rules(case, case.implementation("no_dx"), at)}
+    assert not no_dx["a"]["right"] and no_dx["a"]["dx"] == 2
+    assert mpmath.mpf(no_dx["a"]["got"]) == 4 and mpmath.mpf(no_dx["a"]["truth"]) == 8
+    assert no_dx["b"]["right"]
+    half = {c["input"]: c for c in check_rules(case, case.implementation("half"), at)}
+    assert half["a"]["right"] and not half["b"]["right"] and half["b"]["left_out"]
+
+
+def test_a_finding_keeps_only_the_rules_its_framework_and_methods_go_through():
+    """JAX: one rule per function, the forward one where there is one; PyTorch: reverse
+    mode through ``backward`` (the gradient), forward mode through ``jvp`` (the tangent);
+    TensorFlow: the gradient rule in every method; finite differences through none."""
+    from harness.backends import catalogue
+
+    rules = [
+        {"rule": "f", "kind": "gradient", "input": "x", "right": True},
+        {"rule": "f", "kind": "tangent", "input": "x", "right": False},
+        {"rule": "g", "kind": "gradient", "input": "x", "right": True},
+    ]
+
+    def used(backend, *methods):
+        return [(r["rule"], r["kind"]) for r in catalogue.get(backend).rules_used(rules, methods)]
+
+    assert used("jax", "reverse") == [("f", "tangent"), ("g", "gradient")]
+    assert used("jax", "taylor") == []
+    assert used("torch", "reverse") == [("f", "gradient"), ("g", "gradient")]
+    assert used("torch", "forward") == [("f", "tangent")]
+    assert used("torch", "forward_over_reverse") == [
+        ("f", "gradient"),
+        ("f", "tangent"),
+        ("g", "gradient"),
+    ]
+    assert used("tensorflow", "forward") == [("f", "gradient"), ("g", "gradient")]
+    assert used("tensorflow", "finite_difference") == []
 
 
 def test_outcome_classes():

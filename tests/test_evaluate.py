@@ -540,3 +540,37 @@ def test_every_function_maps_to_tensorflows_kernel_with_its_derivatives():
                 want = [float(mpmath.diff(fn, mpmath.mpf(p), k)) for k in range(3)]
             for k in range(orders):
                 assert got[k][i] == pytest.approx(want[k], rel=rel, abs=1e-300), (text, p, k)
+
+
+def test_a_forward_rule_alone_is_not_applicable_in_tensorflow(tmp_path):
+    """TensorFlow has no custom forward rule: an implementation with only a ``tangent``
+    rule is ``not_applicable`` with the reason; beside a gradient rule it is unused (the
+    gradient gives 12 at x = 2 by every method, the tangent rule would give 24)."""
+    path = write_case(
+        tmp_path,
+        "tangent_only",
+        """\
+        title: forward rules in TensorFlow
+        source: test
+        inputs:
+          x: {values: [2.0]}
+        function: x**3
+        derivatives: {wrt: x, orders: [1]}
+        implementations:
+          ruled:
+            expression: x**3
+            tangent: {x: 2 * dx * 3 * x**2}
+          both:
+            expression: x**3
+            gradient: {x: dy * 3 * x**2}
+            tangent: {x: 2 * dx * 3 * x**2}
+        dtypes: [float64]
+        methods: [reverse, forward, forward_over_reverse]
+        """,
+    )
+    errors = _run(path, tmp_path)
+    ruled = errors[errors.implementation == "ruled"]
+    assert set(ruled.outcome) == {"not_applicable"}
+    assert ruled.message.str.contains("TensorFlow has no custom forward rule").all()
+    both = errors[(errors.implementation == "both") & (errors.order == 1)]
+    assert len(both) == 3 * 3 and set(both.value) == {12.0}

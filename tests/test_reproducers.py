@@ -222,3 +222,55 @@ def test_a_registered_implementation_has_a_script_where_it_has_a_port(backend):
     got = _script_value(backend, "logistic_rk4", "rk4", point, ("t",), "float64")
     y = 1 / (1 + 999 * mpmath.exp(-5))
     assert abs(got / float(y * (1 - y)) - 1) < 1e-6
+
+
+def _forward_script_value(backend, implementation, x, order):
+    import importlib
+
+    from harness.backends.snippet import script
+    from harness.cases.load import load_case
+
+    case = load_case(CASES / "log1pexp_jvp.yaml")
+    module = importlib.import_module(f"harness.backends.{backend}.snippet")
+    written = module.write(case, implementation, ["x"])
+    assert written is not None
+    text = script(
+        module.STYLE,
+        written[0],
+        ["x"],
+        {"x": x},
+        ("x",) * order,
+        "forward",
+        "eager",
+        "float32",
+        "t",
+        "0",
+    )
+    out = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-500:]
+    return float(
+        next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[1]
+    )
+
+
+def test_a_forward_rule_has_a_script_in_jax_and_pytorch_and_none_in_tensorflow():
+    """The scripts write the rule as the framework's own forward rule (``jax.custom_jvp``,
+    ``autograd.Function.jvp``). JAX's tutorial: with the custom_jvp rule, log1pexp's
+    derivative at x = 100 is 1.0 in float32. The second derivative at x = 1 is
+    s(1 - s), s = sigmoid(1), in JAX; PyTorch 2.13's nested jvp gives 0 through the
+    Function (pytorch/pytorch#197867)."""
+    import importlib
+
+    import mpmath
+
+    from harness.cases.load import load_case
+
+    assert _forward_script_value("jax", "doc_custom_jvp", 100.0, 1) == 1.0
+    assert _forward_script_value("torch", "doc_custom_jvp", 100.0, 1) == 1.0
+    s = 1 / (1 + mpmath.exp(-1))
+    second = _forward_script_value("jax", "stable_custom_jvp", 1.0, 2)
+    assert abs(second - float(s * (1 - s))) < 1e-6
+    assert _forward_script_value("torch", "stable_custom_jvp", 1.0, 2) == 0.0
+    tf_snippet = importlib.import_module("harness.backends.tensorflow.snippet")
+    case = load_case(CASES / "log1pexp_jvp.yaml")
+    assert tf_snippet.write(case, "doc_custom_jvp", ["x"]) is None

@@ -27,6 +27,7 @@ __all__ = [
     "registered_blocks",
     "rule_texts",
     "script",
+    "tangent_text",
     "write_functions",
 ]
 
@@ -168,6 +169,19 @@ def function_block(name: str, names: Sequence[str], body: str) -> str:
     return f"def {name}({', '.join(names)}):\n    return {body}"
 
 
+def tangent_text(tangent, params: Sequence[str], functions, table: Table, tangents) -> str:
+    """The output's tangent: the sum of each input's share (its rule in the inputs and
+    ``dx``, written with ``tangents[input]`` for ``dx``), in the order the back ends add
+    them."""
+    env = {p: p for p in params}
+    shares = [
+        expression_text(tangent[p], {**env, "dx": tangents[p]}, table, functions)
+        for p in params
+        if p in tangent
+    ]
+    return " + ".join(shares)
+
+
 def rule_texts(
     name: str, gradient, params: Sequence[str], functions, table: Table, custom: Callable
 ) -> tuple[list[str], dict[str, str | None]] | None:
@@ -228,8 +242,8 @@ def write_functions(
     port: tuple[str, str] | None = None,
 ):
     """``(blocks, "f")``: ``f`` of ``names`` is ``expression`` alone, or the case's
-    implementation with the case's own functions before it, a custom gradient written by
-    the framework's ``custom(name, body, gradient, params, functions)``; ``None`` where
+    implementation with the case's own functions before it, custom rules written by the
+    framework's ``custom(name, body, gradient, params, functions, tangent=...)``; ``None`` where
     no script can be written (a registered implementation without a port to ``port``'s
     back end, a rule ``custom`` has no place for, or, with ``every_input``, a rule that
     leaves an input without a cotangent). ``port``: (back end, the name its framework
@@ -246,8 +260,10 @@ def write_functions(
     blocks: list[str] = []
     functions: dict[str, str] = {}
     for cf in case.functions:
-        if cf.gradient:
-            block = custom(cf.name, cf.expression, cf.gradient, cf.params, functions)
+        if cf.ruled:
+            block = custom(
+                cf.name, cf.expression, cf.gradient or {}, cf.params, functions, tangent=cf.tangent
+            )
         else:
             env = {q: q for q in cf.params}
             block = function_block(
@@ -257,10 +273,12 @@ def write_functions(
             return None
         blocks.append(block)
         functions[cf.name] = cf.name
-    if impl.gradient:
-        if every_input and set(impl.gradient) != set(names):
+    if impl.ruled:
+        if every_input and not impl.tangent and set(impl.gradient) != set(names):
             return None
-        block = custom("f", impl.expression, impl.gradient, names, functions)
+        block = custom(
+            "f", impl.expression, impl.gradient or {}, names, functions, tangent=impl.tangent
+        )
         if block is None:
             return None
     else:

@@ -31,6 +31,12 @@ class BackendSpec:
     #: The compiler behind each compiled mode: TensorFlow's ``jit_compile=True`` and
     #: ``jax.jit`` are both XLA, so one XLA rewrite failing in both is one mechanism.
     compilers: tuple[tuple[str, str], ...] = ()
+    #: For each autodiff method, the kinds of hand-written rule (``gradient``: reverse,
+    #: ``tangent``: forward) its derivatives go through; with ``one_custom_rule`` a function
+    #: takes one of them, the first it has in that order (JAX: a ``custom_jvp`` function's
+    #: reverse mode transposes its forward rule, a ``custom_vjp`` one has no forward rule).
+    custom_rules: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    one_custom_rule: bool = False
     #: The module writing each finding's standalone script and probe command
     #: (``snippet``, ``probe_command``), where the back end has one.
     repro: str = ""
@@ -42,3 +48,19 @@ class BackendSpec:
     def snippet(self) -> str:
         """The module writing its reproducers' functions (``snippet.py`` beside ``module``)."""
         return self.module.rsplit(".", 1)[0] + ".snippet"
+
+    def rules_used(self, rules: list[dict], methods) -> list[dict]:
+        """Of the checked ``rules`` on a finding's path (:func:`harness.causes.rules.
+        check_rules`: each with its ``rule`` and ``kind``), those its ``methods`` go
+        through here."""
+        table = dict(self.custom_rules)
+        kinds = [k for m in methods for k in table.get(m, ())]
+        used = [r for r in rules if r.get("kind", "gradient") in kinds]
+        if self.one_custom_rule:
+            present: dict[str, set] = {}
+            for r in used:
+                present.setdefault(r["rule"], set()).add(r.get("kind", "gradient"))
+            order = list(dict.fromkeys(kinds))
+            chosen = {f: next(k for k in order if k in ks) for f, ks in present.items()}
+            used = [r for r in used if r.get("kind", "gradient") == chosen[r["rule"]]]
+        return used

@@ -4,7 +4,7 @@ Every back end walks the expression tree the same way: a variable is its array, 
 a constant of the working dtype, an operator the Python operator on arrays (``b**2`` is
 the framework's power, as in user code), a named function the framework's own kernel
 from its :class:`Kernels` table, a call of the case's own function its compiled callable.
-What differs between frameworks is only the table (and how a custom gradient is built,
+What differs between frameworks is only the table (and how a custom rule is built,
 which each back end's ``build`` module supplies to :func:`compile_functions` and
 :func:`build_implementation`).
 """
@@ -140,8 +140,9 @@ def walk(node: ex.Node, env: Mapping, dtype, kernels: Kernels, functions: Mappin
     return go(node)
 
 
-#: ``custom(expression, gradient, names, dtype, functions, label)``: a callable of the
-#: ``names`` with the case's gradient rules, in the framework's own mechanism.
+#: ``custom(expression, gradient, names, dtype, functions, label, tangent=...)``: a callable
+#: of the ``names`` with the case's rules (reverse ``gradient``, forward ``tangent``, either
+#: may be ``None``), in the framework's own mechanism.
 Custom = Callable[..., Callable]
 
 
@@ -152,8 +153,10 @@ def compile_functions(
     compiled: dict[str, Callable] = {}
     for cf in case_functions:
         known = dict(compiled)
-        if cf.gradient:
-            compiled[cf.name] = custom(cf.expression, cf.gradient, cf.params, dtype, known, cf.name)
+        if cf.ruled:
+            compiled[cf.name] = custom(
+                cf.expression, cf.gradient, cf.params, dtype, known, cf.name, tangent=cf.tangent
+            )
         else:
             compiled[cf.name] = lambda *xs, cf=cf, known=known: walk(
                 cf.expression, dict(zip(cf.params, xs)), dtype, kernels, known
@@ -169,11 +172,13 @@ def build_implementation(
     kernels: Kernels,
     custom: Custom,
 ) -> Callable:
-    """An expression implementation (with its custom gradient, if any) as a function of
+    """An expression implementation (with its custom rules, if any) as a function of
     keyword arrays (not yet broadcast to the batch: the back end does that)."""
     functions = compile_functions(case_functions, dtype, kernels, custom)
-    if impl.gradient:
-        rule = custom(impl.expression, impl.gradient, names, dtype, functions, impl.name)
+    if impl.ruled:
+        rule = custom(
+            impl.expression, impl.gradient, names, dtype, functions, impl.name, tangent=impl.tangent
+        )
         return lambda **xs: rule(*(xs[n] for n in names))
     expression = impl.expression
     return lambda **xs: walk(expression, xs, dtype, kernels, functions)

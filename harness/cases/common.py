@@ -10,7 +10,7 @@ from harness.cases import expressions as ex
 __all__ = ["INPUT_KINDS", "RESERVED", "as_tuple", "declared_inputs"]
 
 #: Names a case cannot give its inputs or functions (the language's own).
-RESERVED = {"dy", "where", *ex.FUNCTIONS, *ex.VARIADIC, *ex.CONSTANTS}
+RESERVED = {"dy", "dx", "where", *ex.FUNCTIONS, *ex.VARIADIC, *ex.CONSTANTS}
 
 INPUT_KINDS = ("log", "linear", "values", "random", "tie")
 

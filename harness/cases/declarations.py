@@ -1,4 +1,4 @@
-"""Case checks beyond the schema, part 2: custom-gradient rules, implementations, the
+"""Case checks beyond the schema, part 2: custom rules (gradients and tangents), implementations, the
 reference, expectations and tolerances (a mixin of :class:`harness.cases.load.Checker`)."""
 
 from __future__ import annotations
@@ -51,6 +51,24 @@ class DeclarationChecks:
             out[name] = r
         return out if ok else None
 
+    def _tangent(self, path: tuple, value: dict, names: frozenset[str]) -> dict | None:
+        """A forward rule: each input's share of the tangent, in the inputs and ``dx``."""
+        out: dict[str, ex.Node] = {}
+        ok = True
+        for name, rule in value.items():
+            if name not in names:
+                self.add(
+                    (*path, name),
+                    f"tangent rule for undeclared input {name!r}",
+                    f"inputs: {', '.join(sorted(names))}",
+                )
+                ok = False
+                continue
+            node = self._expr((*path, name), rule, names | {"dx"})
+            ok = ok and node is not None
+            out[name] = node
+        return out if ok else None
+
     def _implementations(
         self, data: dict[str, Any], names: frozenset[str] | None
     ) -> list[Implementation] | None:
@@ -82,12 +100,13 @@ class DeclarationChecks:
                 continue
             if has_reg:
                 reg = spec["registered"]
-                if "gradient" in spec:
-                    self.add(
-                        (*path, "gradient"),
-                        "a registered implementation defines its own gradients in Python",
-                    )
-                    ok = False
+                for key in ("gradient", "tangent"):
+                    if key in spec:
+                        self.add(
+                            (*path, key),
+                            "a registered implementation defines its own derivatives in Python",
+                        )
+                        ok = False
                 if not self.ok(*path, "registered"):
                     continue
                 try:
@@ -126,6 +145,12 @@ class DeclarationChecks:
                     grad = self._gradient((*path, "gradient"), spec["gradient"], names)
                 if grad is None:
                     ok = False
+            tangent = None
+            if "tangent" in spec:
+                if self.ok(*path, "tangent"):
+                    tangent = self._tangent((*path, "tangent"), spec["tangent"], names)
+                if tangent is None:
+                    ok = False
             if expr is None:
                 ok = False
                 continue
@@ -134,6 +159,7 @@ class DeclarationChecks:
                     name,
                     expression=expr,
                     gradient=grad,
+                    tangent=tangent,
                     text=spec["expression"],
                     description=spec.get("description", ""),
                 )

@@ -26,6 +26,7 @@ __all__ = [
     "Problem",
     "ReferenceSpec",
     "Rule",
+    "Tangent",
     "Tolerance",
     "label_partial",
     "partial_label",
@@ -35,6 +36,9 @@ Partial = tuple[str, ...]
 #: A custom-gradient rule: an expression of the inputs and ``dy``, or a nested custom
 #: function ``(expression, gradient)`` whose vector-Jacobian product is ``dy * F``.
 Rule = Union[ex.Node, "NestedRule"]
+#: A custom forward rule: for each input, its share of the output's tangent, an expression
+#: of the inputs and ``dx`` (that input's tangent); the output's tangent is their sum.
+Tangent = dict[str, ex.Node]
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,9 @@ class CaseFunction:
     """A function of the case's ``functions:`` block, callable in its expressions.
 
     With ``gradient`` it is a ``tf.custom_gradient`` function in TensorFlow (rules in
-    its parameters and ``dy``, nestable as in implementations); the mpmath reference
-    inlines its ``expression`` (a custom gradient does not change the mathematics).
+    its parameters and ``dy``, nestable as in implementations), with ``tangent`` a
+    ``jax.custom_jvp`` function (rules in its parameters and ``dx``); the reference
+    inlines its ``expression`` (a custom rule does not change the mathematics).
     """
 
     name: str
@@ -86,6 +91,12 @@ class CaseFunction:
     expression: ex.Node
     gradient: dict[str, Rule] | None = None
     description: str = ""
+    tangent: Tangent | None = None
+
+    @property
+    def ruled(self) -> bool:
+        """Whether it has a hand-written derivative rule (reverse or forward)."""
+        return bool(self.gradient or self.tangent)
 
 
 @dataclass(frozen=True)
@@ -96,12 +107,22 @@ class Implementation:
     registered: str | None = None
     text: str = ""
     description: str = ""
+    tangent: Tangent | None = None
 
     @property
     def kind(self) -> str:
         if self.registered:
             return "registered"
+        if self.gradient and self.tangent:
+            return "custom_rules"
+        if self.tangent:
+            return "custom_tangent"
         return "custom_gradient" if self.gradient else "expression"
+
+    @property
+    def ruled(self) -> bool:
+        """Whether it has a hand-written derivative rule (reverse or forward)."""
+        return bool(self.gradient or self.tangent)
 
 
 @dataclass(frozen=True)

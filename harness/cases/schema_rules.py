@@ -1,5 +1,5 @@
-"""The case schema's hand-written derivatives: custom-gradient rules (nestable), the
-case's own functions and its implementations (a part of :mod:`harness.cases.schema`)."""
+"""The case schema's hand-written derivatives: custom-gradient rules (nestable), forward
+(tangent) rules, the case's own functions and its implementations (a part of :mod:`harness.cases.schema`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from harness.cases.schema_parts import NAME as _NAME
 from harness.cases.schema_parts import TEXT as _TEXT
 from harness.cases.schema_parts import obj as _obj
 
-__all__ = ["FUNCTION", "GRADIENT", "IMPLEMENTATION", "NESTED_PATTERNS", "RULE"]
+__all__ = ["FUNCTION", "GRADIENT", "IMPLEMENTATION", "NESTED_PATTERNS", "RULE", "TANGENT"]
 
 NESTED_PATTERNS = ("nested_function", "decorated_grad_fn")
 
@@ -19,6 +19,15 @@ GRADIENT = {
     "minProperties": 1,
     "description": "Custom gradient: for each input, its vector-Jacobian product as an "
     "expression of the inputs and the upstream gradient `dy`.",
+}
+TANGENT = {
+    "type": "object",
+    "propertyNames": {"pattern": _NAME},
+    "additionalProperties": _TEXT,
+    "minProperties": 1,
+    "description": "Custom forward rule (jax.custom_jvp, torch.autograd.Function.jvp): for "
+    "each input, its share of the output's tangent as an expression of the inputs and `dx`, "
+    "that input's tangent; the output's tangent is the sum over the inputs given.",
 }
 RULE = {
     "description": "Either an expression of the inputs and `dy`, or a nested custom function "
@@ -60,6 +69,11 @@ FUNCTION = _obj(
             "description": "Optional custom gradient: for each parameter, its vector-Jacobian "
             "product in the parameters and `dy` (nestable as in implementations).",
         },
+        "tangent": {
+            **TANGENT,
+            "description": "Optional custom forward rule: for each parameter, its share of the "
+            "tangent in the parameters and `dx` (that parameter's tangent).",
+        },
         "description": _TEXT,
     },
     ["args", "expression"],
@@ -70,6 +84,7 @@ IMPLEMENTATION = _obj(
     {
         "expression": {**_TEXT, "description": "The function as this implementation writes it."},
         "gradient": GRADIENT,
+        "tangent": TANGENT,
         "registered": {
             **_TEXT,
             "description": "The name of a Python implementation registered in the harness "
@@ -77,5 +92,6 @@ IMPLEMENTATION = _obj(
         },
         "description": _TEXT,
     },
-    description="Exactly one of `expression` (optionally with `gradient`) or `registered`.",
+    description="Exactly one of `expression` (optionally with `gradient` and/or `tangent`) "
+    "or `registered`.",
 )

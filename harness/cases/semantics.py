@@ -105,17 +105,24 @@ class SemanticChecks:
             local = frozenset(params)
             # Its body and rules may call only the functions above it (no recursion).
             body = self._expr((*path, "expression"), spec["expression"], local)
-            gradient = None
+            gradient = tangent = None
             if "gradient" in spec:
                 gradient = self._gradient((*path, "gradient"), spec["gradient"], local)
+            if "tangent" in spec:
+                tangent = self._tangent((*path, "tangent"), spec["tangent"], local)
             # Known from here on even if broken: a broken body is reported once, not again
             # as an unknown function wherever it is called.
             self.arity[name] = len(params)
-            if body is None or ("gradient" in spec and gradient is None):
+            broken = ("gradient" in spec and gradient is None) or (
+                "tangent" in spec and tangent is None
+            )
+            if body is None or broken:
                 ok = False
                 continue
             self.bodies[name] = (params, body)
-            out.append(CaseFunction(name, params, body, gradient, spec.get("description", "")))
+            out.append(
+                CaseFunction(name, params, body, gradient, spec.get("description", ""), tangent)
+            )
         return out if ok else None
 
     def _inputs(self, data: dict[str, Any], names: frozenset[str] | None) -> list[InputSpec] | None:

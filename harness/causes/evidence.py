@@ -27,6 +27,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from harness.backends import catalogue
 from harness.causes.rules import check_rules
 from harness.causes.sites import custom_rules
 
@@ -143,14 +144,19 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
 
 
 def _rules(case, impl, f, checked: dict) -> str:
-    """The hand-written rules on the finding's path, each checked exactly at its worst
-    point (:func:`harness.causes.rules.check_rules`): JSON, ``[]`` without rules."""
+    """The hand-written rules on the finding's path that its back end's methods go through
+    (:meth:`harness.backends.spec.BackendSpec.rules_used`: a forward rule in forward mode,
+    ...), each checked exactly at its worst point (:func:`harness.causes.rules.
+    check_rules`): JSON, ``[]`` without rules."""
     if impl is None or not custom_rules(case, impl) or not f.worst_inputs:
         return "[]"
     key = (impl.name, f.worst_inputs)
     if key not in checked:
-        checked[key] = json.dumps(check_rules(case, impl, json.loads(f.worst_inputs)))
-    return checked[key]
+        checked[key] = check_rules(case, impl, json.loads(f.worst_inputs))
+    rules = checked[key]
+    if f.backend in catalogue.SPECS:
+        rules = catalogue.get(f.backend).rules_used(rules, f.methods.split(", "))
+    return json.dumps(rules)
 
 
 def _failing_rows(f, at: np.ndarray, col: dict) -> np.ndarray:

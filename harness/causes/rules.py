@@ -1,5 +1,9 @@
 """Whether a hand-written rule is the derivative, checked exactly (Arb balls).
 
+A forward rule (``tangent``) gives each input's share of the output's tangent in the
+inputs and ``dx``; it is checked the same way against ``dx`` times the partial (an input
+it leaves out contributes 0).
+
 A custom gradient is a rule per input, in the inputs and the upstream gradient ``dy``;
 the true vector-Jacobian product is ``dy`` times the function's partial. Each rule on an
 implementation's path (its own, and those of the case functions its expression calls)
@@ -43,10 +47,36 @@ def _close(a, b) -> bool:
         return scale == 0 or abs(a - b) <= _TOLERANCE * scale
 
 
-def _with_dy(node: ex.Node, value: float) -> ex.Node:
+def _with_seed(node: ex.Node, value: float, seed: str = "dy") -> ex.Node:
+    """``node`` with the upstream gradient (``dy``) or the input's tangent (``dx``) set."""
     return ex.inline(
-        ex.Call("__rule__", (ex.Num(repr(value), value),)), {"__rule__": (("dy",), node)}
+        ex.Call("__rule__", (ex.Num(repr(value), value),)), {"__rule__": ((seed,), node)}
     )
+
+
+def _check_tangent(body, params, tangent, args, label: str, functions) -> list[dict]:
+    """Each input's share of the tangent against ``dx`` times the partial (at ``dx`` = 1
+    and 2); an input the rule leaves out contributes 0, right only where the partial is."""
+    out = []
+    body = ex.inline(body, functions)
+    for p in params:
+        truth = _value(body, params, args, (p,))
+        if truth is None:
+            continue
+        if p not in tangent:
+            right = truth == 0
+            out.append({**_verdict(label, p, right, 0, truth, args, seed="dx"), "left_out": True})
+            continue
+        rule = ex.inline(tangent[p], functions)
+        ones = _value(_with_seed(rule, 1.0, "dx"), params, args)
+        twos = _value(_with_seed(rule, 2.0, "dx"), params, args)
+        right_one = ones is not None and _close(ones, truth)
+        if right_one and twos is not None and not _close(twos, 2 * truth):
+            out.append(_verdict(label, p, False, twos, 2 * truth, args, 2, "dx"))
+        else:
+            right = right_one and twos is not None
+            out.append(_verdict(label, p, right, ones, truth, args, seed="dx"))
+    return out
 
 
 def _check(body, params, gradient, args, label: str, functions, depth: int = 0) -> list[dict]:
@@ -66,8 +96,8 @@ def _check(body, params, gradient, args, label: str, functions, depth: int = 0) 
                 )
             continue
         rule = ex.inline(rule, functions)
-        ones = _value(_with_dy(rule, 1.0), params, args)
-        twos = _value(_with_dy(rule, 2.0), params, args)
+        ones = _value(_with_seed(rule, 1.0), params, args)
+        twos = _value(_with_seed(rule, 2.0), params, args)
         right_one = ones is not None and _close(ones, truth)
         if right_one and twos is not None and not _close(twos, 2 * truth):
             # Right at dy = 1 only: the rule forgets the upstream gradient.
@@ -77,11 +107,12 @@ def _check(body, params, gradient, args, label: str, functions, depth: int = 0) 
     return out
 
 
-def _verdict(label, p, right, got, truth, args, dy: int = 1) -> dict:
+def _verdict(label, p, right, got, truth, args, times: int = 1, seed: str = "dy") -> dict:
     return {
         "rule": label,
+        "kind": "tangent" if seed == "dx" else "gradient",
         "input": p,
-        "dy": dy,
+        seed: times,
         "right": bool(right),
         "got": None if got is None else mpmath.nstr(got, 17),
         "truth": mpmath.nstr(truth, 17),
@@ -91,9 +122,10 @@ def _verdict(label, p, right, got, truth, args, dy: int = 1) -> dict:
 
 def check_rules(case: Case, impl: Implementation, point: Mapping[str, float]) -> list[dict]:
     """Every hand-written rule on ``impl``'s path checked exactly at ``point`` (the
-    case's inputs): ``[{rule, input, dy, right, got, truth, at}]``, ``got`` and ``truth``
-    as decimal strings at the upstream gradient ``dy`` (1, or 2 where the rule is right at
-    1 only)."""
+    case's inputs): ``[{rule, kind, input, dy | dx, right, got, truth, at}]``, ``kind``
+    ``gradient`` (at the upstream gradient ``dy``) or ``tangent`` (at the input's tangent
+    ``dx``), ``got`` and ``truth`` decimal strings at that seed (1, or 2 where the rule is
+    right at 1 only)."""
     if impl.expression is None:
         return []
     names = list(case.input_names)
@@ -101,7 +133,9 @@ def check_rules(case: Case, impl: Implementation, point: Mapping[str, float]) ->
     out = []
     if impl.gradient:
         out += _check(impl.expression, names, impl.gradient, point, impl.name, functions)
-    ruled = {f.name: f for f in case.functions if f.gradient}
+    if impl.tangent:
+        out += _check_tangent(impl.expression, names, impl.tangent, point, impl.name, functions)
+    ruled = {f.name: f for f in case.functions if f.ruled}
     seen = set()
     for node in ex.walk(impl.expression):
         if not (isinstance(node, ex.Call) and node.func in ruled) or node in seen:
@@ -115,5 +149,9 @@ def check_rules(case: Case, impl: Implementation, point: Mapping[str, float]) ->
                 break
             args[param] = float(value)
         else:
-            out += _check(f.expression, list(f.params), f.gradient, args, f.name, functions)
+            params = list(f.params)
+            if f.gradient:
+                out += _check(f.expression, params, f.gradient, args, f.name, functions)
+            if f.tangent:
+                out += _check_tangent(f.expression, params, f.tangent, args, f.name, functions)
     return out

@@ -135,10 +135,10 @@ def _functions(case: Case) -> dict:
 def custom_rules(case: Case, impl: Implementation) -> list[str]:
     """The hand-written rules a derivative of ``impl`` goes through: the implementation's
     own (``impl``) and those of the case functions its expression calls."""
-    out = [impl.name] if impl.gradient else []
+    out = [impl.name] if impl.ruled else []
     if impl.expression is not None:
         called = {n.func for n in ex.walk(impl.expression) if isinstance(n, ex.Call)}
-        with_rules = {f.name: f for f in case.functions if f.gradient}
+        with_rules = {f.name: f for f in case.functions if f.ruled}
         # A function calls earlier ones: follow the calls through their bodies.
         todo = list(called)
         while todo:

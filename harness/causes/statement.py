@@ -230,9 +230,16 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         if wrong:
             r = wrong[0]
             at = ", ".join(f"{k} = {v:.9g}" for k, v in r["at"].items())
+            seed = "dx" if r.get("kind") == "tangent" else "dy"
+            which = "forward rule" if seed == "dx" else "rule"
+            gives = (
+                f"leaves d/d{r['input']} out (0)"
+                if r.get("left_out")
+                else f"gives {_short(r['got'] or 'nan')}"
+            )
             why = (
-                f"its rule {r['rule']} for d/d{r['input']} is not the derivative: at {at} "
-                f"with dy = {r.get('dy', 1)} it gives {_short(r['got'] or 'nan')} where dy "
+                f"its {which} {r['rule']} for d/d{r['input']} is not the derivative: at {at} "
+                f"with {seed} = {r.get(seed, 1)} it {gives} where {seed} "
                 f"times the derivative is {_short(r['truth'])}"
             )
         else:

@@ -9,7 +9,11 @@ A case's custom gradient (a rule for each input in terms of the inputs and the u
 gradient ``dy``) is a vector-Jacobian product: it becomes a ``jax.custom_vjp`` function,
 the form a user porting a ``tf.custom_gradient`` writes. JAX has no forward-mode rule
 for it (``jvp`` of a ``custom_vjp`` function raises), and ``jax.experimental.jet`` does not
-use custom rules; both show in the results as JAX reports them. What has no place in
+use custom rules; both show in the results as JAX reports them. A case's forward rule
+(``tangent``: each input's share of the output's tangent, in the inputs and ``dx``)
+becomes a ``jax.custom_jvp`` function, the rule JAX users write most; JAX's reverse mode
+transposes it. A JAX function takes one custom rule: where a case gives both, the forward
+rule is the one JAX uses (what a port to JAX keeps). What has no place in
 JAX is :class:`harness.backends.sweep.NotApplicable`: a rule that leaves an input without
 a gradient (a ``custom_vjp`` must give every input a cotangent), TensorFlow issue
 #34503's decorated gradient function, a registered implementation without a JAX
@@ -87,8 +91,36 @@ def _check_rules(gradient: Mapping[str, Rule], names: Sequence[str], label: str)
             _check_rules(rule.gradient, names, f"{label}'")
 
 
-def _custom(expression, gradient, names, dtype, functions, label):
-    """A ``jax.custom_vjp`` function of ``names`` with the case's rules."""
+def _custom_jvp(expression, tangent: Mapping[str, ex.Node], names, dtype, functions):
+    """A ``jax.custom_jvp`` function of ``names``: the output's tangent is the sum of the
+    inputs' shares (each rule in the inputs and ``dx``, that input's tangent)."""
+
+    @jax.custom_jvp
+    def f(*xs):
+        return compile_expression(expression, dict(zip(names, xs)), dtype, functions)
+
+    def jvp(primals, tangents):
+        env = dict(zip(names, primals))
+        y = compile_expression(expression, env, dtype, functions)
+        shares = [
+            compile_expression(tangent[n], {**env, "dx": t}, dtype, functions)
+            for n, t in zip(names, tangents)
+            if n in tangent
+        ]
+        dy = shares[0]
+        for share in shares[1:]:
+            dy = dy + share
+        return y, jnp.broadcast_to(dy, jnp.shape(y)).astype(dtype)
+
+    f.defjvp(jvp)
+    return f
+
+
+def _custom(expression, gradient, names, dtype, functions, label, tangent=None):
+    """A ``jax.custom_jvp`` function of ``names`` with the case's forward rule, or a
+    ``jax.custom_vjp`` one with its gradient rules."""
+    if tangent:
+        return _custom_jvp(expression, tangent, names, dtype, functions)
     _check_rules(gradient, names, label)
 
     @jax.custom_vjp

@@ -1,5 +1,6 @@
 """JAX's reproducers (:mod:`harness.backends.snippet`): the kernels as source text, a
-case's custom gradient as a ``jax.custom_vjp`` function, the methods as the harness
+case's custom gradient as a ``jax.custom_vjp`` function (a forward rule as a
+``jax.custom_jvp`` one), the methods as the harness
 nests them (:mod:`harness.backends.jax.derivatives`). No JAX here: this writes text."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from harness.backends.snippet import (
     expression_text,
     operator_texts,
     rule_texts,
+    tangent_text,
     write_functions,
 )
 from harness.cases import expressions as ex
@@ -64,11 +66,31 @@ STYLE = Style(
 )
 
 
-def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions) -> str | None:
-    """A ``jax.custom_vjp`` function ``name`` with the rules; a nested rule is a
+def _custom_jvp(name: str, body: ex.Node, tangent, params: Sequence[str], functions) -> str:
+    """A ``jax.custom_jvp`` function ``name`` with the forward rule, as the back end
+    builds it (the output's tangent the sum of the inputs' shares)."""
+    args = ", ".join(params)
+    env = {p: p for p in params}
+    dots = {p: f"{p}_dot" for p in params}
+    return (
+        f"@jax.custom_jvp\ndef {name}({args}):\n    return {expression_text(body, env, TABLE, functions)}\n\n\n"
+        f"@{name}.defjvp\ndef {name}_jvp(primals, tangents):\n"
+        f"    ({args},), ({', '.join(dots.values())},) = primals, tangents\n"
+        f"    y = {expression_text(body, env, TABLE, functions)}\n"
+        f"    return y, jnp.broadcast_to({tangent_text(tangent, params, functions, TABLE, dots)}, jnp.shape(y)).astype(DTYPE)"
+    )
+
+
+def _custom(
+    name: str, body: ex.Node, gradient, params: Sequence[str], functions, tangent=None
+) -> str | None:
+    """A ``jax.custom_jvp`` function ``name`` with the forward rule where there is one,
+    else a ``jax.custom_vjp`` one with the gradient rules; a nested rule is a
     ``jax.custom_vjp`` function of its own (``{name}_d{input}``, with its rules), called
     with the inputs and times ``dy``, as the back end builds it (``None``: TensorFlow's
     decorated gradient function, which JAX has no place for)."""
+    if tangent:
+        return _custom_jvp(name, body, tangent, params, functions)
     found = rule_texts(name, gradient, params, functions, TABLE, _custom)
     if found is None:
         return None

@@ -14,4 +14,11 @@ SPEC = BackendSpec(
     "pip install -e .[jax]",
     ("NotImplementedError", "TypeError", "UnexpectedTracerError"),
     compilers=(("jit", "XLA"),),
+    custom_rules=(
+        ("reverse", ("tangent", "gradient")),
+        ("forward", ("tangent", "gradient")),
+        ("forward_over_reverse", ("tangent", "gradient")),
+        ("taylor", ()),
+    ),
+    one_custom_rule=True,
 )

@@ -6,6 +6,10 @@ operator on tensors (``b**2`` is ``tf.pow`` exactly as in user code), so a case 
 the framework, not a re-implementation. Numbers become constants of the working dtype;
 no arithmetic is done in Python.
 
+A case's gradient rules make a ``tf.custom_gradient`` function; its forward mode
+(``ForwardAccumulator``) is derived from them. TensorFlow has no custom forward rule: a
+case's ``tangent`` rule alone is not applicable here, and beside a gradient it is unused.
+
 This module imports TensorFlow; only the evaluation stage imports it.
 """
 
@@ -15,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from harness.backends.interface import NotApplicable
 from harness.backends.tensorflow.tfimport import tf
 from harness.backends.walker import Kernels, operator_functions, walk
 from harness.backends.walker import build_implementation as shared_build
@@ -116,14 +121,27 @@ def _custom(
     dtype: tf.DType,
     functions: Functions | None = None,
     label: str = "",
+    tangent: Mapping[str, ex.Node] | None = None,
 ) -> Callable[..., tf.Tensor]:
-    """A ``tf.custom_gradient`` function of ``names`` with the case's gradient rules.
+    """A ``tf.custom_gradient`` function of ``names`` with the case's gradient rules
+    (a forward ``tangent`` rule has no place in TensorFlow: not applicable alone).
 
     A rule that is an expression gives the vector-Jacobian product directly (it sees the
     inputs and the upstream gradient ``dy``). A nested rule gives ``dy * F(inputs)``
     where ``F`` is itself a custom-gradient function: the documented pattern for
     writing a second-order rule (seed 004's ``first_order_custom(unused_x)``).
     """
+
+    if not gradient:
+        reason = (
+            f"{label} has only a forward (tangent) rule; TensorFlow has no custom forward "
+            "rule (tf.custom_gradient is reverse only; ForwardAccumulator derives from it)"
+        )
+
+        def absent(*xs):  # raised where it is called, as for an operator without a kernel
+            raise NotApplicable(reason)
+
+        return absent
 
     @tf.custom_gradient
     def f(*xs: tf.Tensor):

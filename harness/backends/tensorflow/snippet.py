@@ -57,6 +57,8 @@ def write(case: Case | None, implementation: str | None, names: Sequence[str], e
     impl = case.implementation(implementation)
     if impl.expression is None and not impl.registered:
         return None
+    if any(g.tangent and not g.gradient for g in (impl, *case.functions)):
+        return None  # a forward rule alone: not applicable in TensorFlow
     w = SourceWriter()
     w.implementation(case, implementation, "f_")
     params = ", ".join(names)

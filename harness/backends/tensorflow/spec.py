@@ -17,4 +17,9 @@ SPEC = BackendSpec(
     compilers=(("function", "Grappler"), ("xla", "XLA")),
     repro="harness.backends.tensorflow.repro",
     probe="harness.backends.tensorflow.probe",
+    custom_rules=(
+        ("reverse", ("gradient",)),
+        ("forward", ("gradient",)),
+        ("forward_over_reverse", ("gradient",)),
+    ),
 )

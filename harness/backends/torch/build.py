@@ -11,7 +11,10 @@ PyTorch operations (so it is differentiable again under ``create_graph=True``), 
 pattern PyTorch documents for a custom gradient; a nested rule is a second Function
 called in ``backward``. The rule is a vector-Jacobian product: the Function has no
 ``jvp``, so forward mode raises, as PyTorch says. A rule left out for an input returns
-``None`` there, PyTorch's "no gradient". TensorFlow issue #34503's decorated gradient
+``None`` there, PyTorch's "no gradient". A case's forward rule (``tangent``) is the
+Function's ``jvp`` (inputs saved with ``ctx.save_for_forward``), the output's tangent the
+sum of the inputs' shares; with no ``gradient`` the Function has no ``backward`` and
+reverse mode raises, as PyTorch says. TensorFlow issue #34503's decorated gradient
 function and registered implementations without a PyTorch port
 (:func:`harness.registered.register.port`) have no place in PyTorch
 (:class:`harness.backends.sweep.NotApplicable`).
@@ -80,9 +83,10 @@ def _check_rules(gradient: Mapping[str, Rule], label: str) -> None:
             _check_rules(rule.gradient, f"{label}'")
 
 
-def _custom(expression, gradient, names, dtype, functions, label) -> Callable:
-    """``apply`` of a ``torch.autograd.Function`` with the case's rules."""
-    _check_rules(gradient, label)
+def _custom(expression, gradient, names, dtype, functions, label, tangent=None) -> Callable:
+    """``apply`` of a ``torch.autograd.Function`` with the case's rules (``backward`` from
+    ``gradient``, ``jvp`` from ``tangent``, each only where the case gives it)."""
+    _check_rules(gradient or {}, label)
     names = list(names)
 
     def forward(*xs):
@@ -90,6 +94,21 @@ def _custom(expression, gradient, names, dtype, functions, label) -> Callable:
 
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(*inputs)
+        if tangent:
+            ctx.save_for_forward(*inputs)
+
+    def jvp(ctx, *dxs):
+        xs = ctx.saved_tensors
+        env = dict(zip(names, xs))
+        shares = [
+            compile_expression(tangent[n], {**env, "dx": t}, dtype, functions)
+            for n, t in zip(names, dxs)
+            if n in tangent
+        ]
+        dy = shares[0]
+        for share in shares[1:]:
+            dy = dy + share
+        return dy.expand(xs[0].shape).to(dtype)
 
     def backward(ctx, dy):
         xs = ctx.saved_tensors
@@ -107,15 +126,12 @@ def _custom(expression, gradient, names, dtype, functions, label) -> Callable:
                 out.append(value.expand(env[name].shape).to(dtype))
         return tuple(out)
 
-    cls = type(
-        f"Custom_{label}",
-        (torch.autograd.Function,),
-        {
-            "forward": staticmethod(forward),
-            "setup_context": staticmethod(setup_context),
-            "backward": staticmethod(backward),
-        },
-    )
+    methods = {"forward": staticmethod(forward), "setup_context": staticmethod(setup_context)}
+    if gradient:
+        methods["backward"] = staticmethod(backward)
+    if tangent:
+        methods["jvp"] = staticmethod(jvp)
+    cls = type(f"Custom_{label}", (torch.autograd.Function,), methods)
     return cls.apply
 
 

@@ -12,6 +12,7 @@ from harness.backends.snippet import (
     expression_text,
     operator_texts,
     rule_texts,
+    tangent_text,
     write_functions,
 )
 from harness.cases import expressions as ex
@@ -70,7 +71,9 @@ STYLE = Style(
 )
 
 
-def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions) -> str | None:
+def _custom(
+    name: str, body: ex.Node, gradient, params: Sequence[str], functions, tangent=None
+) -> str | None:
     """``name``: ``apply`` of a ``torch.autograd.Function`` with the rules; a nested rule
     is a function of its own (``{name}_d{input}``, an ``autograd.Function`` with its
     rules), called with the inputs and times ``dy``, as the back end builds it (``None``:
@@ -83,13 +86,24 @@ def _custom(name: str, body: ex.Node, gradient, params: Sequence[str], functions
     env = {p: p for p in params}
     rules = [texts[p] or "None" for p in params]
     cls = f"{name.capitalize()}Rule"
+    saved = "        ctx.save_for_backward(*inputs)\n"
+    methods = ""
+    if gradient:
+        methods += f"    @staticmethod\n    def backward(ctx, dy):\n        {args}, = ctx.saved_tensors\n        return {', '.join(rules)}\n\n"
+    if tangent:
+        saved += "        ctx.save_for_forward(*inputs)\n"
+        dots = {p: f"{p}_dot" for p in params}
+        methods += (
+            f"    @staticmethod\n    def jvp(ctx, {', '.join(dots.values())}):\n        {args}, = ctx.saved_tensors\n"
+            f"        return {tangent_text(tangent, params, functions, TABLE, dots)}\n\n"
+        )
     return "\n\n\n".join(
         [
             *blocks,
             f"class {cls}(torch.autograd.Function):\n"
             f"    @staticmethod\n    def forward({args}):\n        return {expression_text(body, env, TABLE, functions)}\n\n"
-            f"    @staticmethod\n    def setup_context(ctx, inputs, output):\n        ctx.save_for_backward(*inputs)\n\n"
-            f"    @staticmethod\n    def backward(ctx, dy):\n        {args}, = ctx.saved_tensors\n        return {', '.join(rules)}\n\n\n"
+            f"    @staticmethod\n    def setup_context(ctx, inputs, output):\n{saved}\n"
+            f"{methods}\n"
             f"def {name}({args}):\n    return {cls}.apply({args})",
         ]
     )

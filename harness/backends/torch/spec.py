@@ -13,4 +13,9 @@ SPEC = BackendSpec(
     DTYPES,
     "pip install -e .[torch]",
     compilers=(("compile", "TorchInductor"),),
+    custom_rules=(
+        ("reverse", ("gradient",)),
+        ("forward", ("tangent",)),
+        ("forward_over_reverse", ("gradient", "tangent")),
+    ),
 )
