@@ -31,7 +31,8 @@ def _cmd_atlas(args: argparse.Namespace) -> int:
     from harness.stages.census import write_atlas
 
     try:
-        table = write_atlas(Path(args.results), Path(args.cases), Path(args.reports))
+        study = Path(args.study) if args.study else None
+        table = write_atlas(Path(args.results), Path(args.cases), Path(args.reports), study)
     except (ResultsError, FileNotFoundError) as exc:
         print(f"harness census: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -62,4 +63,9 @@ def add_census_commands(sub) -> None:
     p.add_argument("--results", default="results/census")
     p.add_argument("--cases", default="census/cases")
     p.add_argument("--reports", default="reports")
+    p.add_argument(
+        "--study",
+        default=None,
+        help="the study's results folder: its root causes shared with the census are named",
+    )
     p.set_defaults(func=_cmd_atlas)

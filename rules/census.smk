@@ -57,13 +57,68 @@ use rule compare_case as census_compare with:
     priority: 0
 
 
+# The census's root causes, as the study's (`harness collect`), and each one's standalone
+# script run in every framework it affects (`harness repro`).
+ruleorder: census_collect > compare_case
+
+
+rule census_collect:
+    input:
+        errors=expand("results/census/{case}/errors.parquet", case=CENSUS_CASES),
+        summaries=expand("results/census/{case}/summary.parquet", case=CENSUS_CASES),
+        findings=expand("results/census/{case}/findings.parquet", case=CENSUS_CASES),
+        code=stage_sources("collect"),
+    output:
+        summary="results/census/summary.parquet",
+        findings="results/census/findings.parquet",
+        root_causes="results/census/root_causes.parquet",
+        root_causes_csv="results/census/root_causes.csv",
+    log:
+        "logs/census/collect.log",
+    benchmark:
+        "logs/census/collect.benchmark.tsv"
+    resources:
+        mem_mb=3000,
+    conda:
+        "../environment.yml"
+    shell:
+        "python -m harness collect {input.errors} --results results/census > {log} 2>&1"
+
+
+rule census_reproduce:
+    input:
+        root_causes="results/census/root_causes.parquet",
+        findings="results/census/findings.parquet",
+        cases=expand("census/cases/{case}.yaml", case=CENSUS_CASES),
+        code=lambda w: stage_sources("reproduce", backend=w.backend),
+    output:
+        "results/census/reproducers/{backend}.parquet",
+    params:
+        study=stage_settings(config, "compare"),
+    log:
+        "logs/census/reproduce.{backend}.log",
+    benchmark:
+        "logs/census/reproduce.{backend}.benchmark.tsv"
+    resources:
+        mem_mb=2000,
+    conda:
+        "../environment.yml"
+    shell:
+        "python -m harness repro --backend {wildcards.backend} --results results/census --cases census/cases --study {params.study:q} > {log} 2>&1"
+
+
+# The atlas and the page; the study's root causes (results/, where the study has run) name
+# the seed cases that share each census root cause.
 rule census_atlas:
     input:
         summaries=expand("results/census/{case}/summary.parquet", case=CENSUS_CASES),
+        root_causes="results/census/root_causes.parquet",
+        reproducers=expand("results/census/reproducers/{backend}.parquet", backend=BACKENDS),
         code=stage_sources("census"),
     output:
         atlas="results/census/atlas.parquet",
         csv="results/census/atlas.csv",
+        causes="results/census/causes.parquet",
         page="reports/census.html",
     log:
         "logs/census/atlas.log",
@@ -74,7 +129,7 @@ rule census_atlas:
     conda:
         "../environment.yml"
     shell:
-        "python -m harness census --results results/census --cases census/cases --reports reports > {log} 2>&1"
+        "python -m harness census --results results/census --cases census/cases --reports reports --study results > {log} 2>&1"
 
 
 rule census:

@@ -18,6 +18,7 @@ from harness.census.cases import CONSTANT_EXPONENTS, census_cases, write_cases
 from harness.census.points import argument_values, boundary_sweep, neighbours, sweep
 from harness.operators import OPERATORS, Kernel
 from harness.operators.model import Sampling
+from harness.results import read_table, write_table
 
 #: Each dtype's smallest subnormal and largest finite, from its bit layout.
 EXTREMES = {
@@ -52,6 +53,28 @@ def test_a_special_point_comes_with_its_neighbouring_floats():
     # the float nearest π/2 in float16 and its neighbours, 2^-10 apart at that binade
     pole = neighbours(math.pi / 2, "float16")
     assert list(np.diff(pole)) == [2.0**-10, 2.0**-10] and pole[1] == 1.5703125
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_each_frameworks_formula_switches_are_sampled_with_their_neighbours(dtype):
+    """TensorFlow's Softplus kernel switches at -(log eps + 2) (computed here by numpy in
+    the dtype itself), PyTorch's softplus at 20, XLA's fast tanh at its clamp
+    7.90531110763549805 and at 0.0004 in float32: each is a census value with the floats
+    beside it."""
+    ftype = np.dtype(dtype).type
+    eps = np.finfo(ftype).eps
+    switch = -(np.log(eps) + ftype(2))
+    for name, points in (
+        ("softplus", [switch, -switch, ftype(20)]),
+        ("log_sigmoid", [switch, ftype(20)]),
+        # XLA's float32 constants (its float64 tanh has no such clamp).
+        ("tanh", [7.90531110763549805, -0.0004] if dtype == "float32" else []),
+    ):
+        values = argument_values(OPERATORS[name].sampling[0], [dtype], 8)
+        for point in points:
+            point = ftype(point)
+            for v in (np.nextafter(point, -np.inf), point, np.nextafter(point, np.inf)):
+                assert float(v) in values, (name, dtype, float(v))
 
 
 def test_a_finite_boundary_is_approached_from_one_ulp():
@@ -149,8 +172,33 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
     selection = Selection(backends=["jax", "torch"], methods=["reverse", "forward"])
     for path in sorted(cases.glob("*.yaml")):
         run_case(path, config, selection, results=tmp_path / "results")
-    atlas = write_atlas(tmp_path / "results", cases, tmp_path / "reports")
+    roots = _collect_and_reproduce(tmp_path / "results", cases, ["jax", "torch"])
+    assert len(roots) > 0
+    # A study whose root causes share one id with the census's.
+    study = tmp_path / "study"
+    shared = roots.iloc[-1]["id"]
+    write_table(
+        pd.DataFrame({"id": [shared, "kernel:nothing:wrong"], "cases": ["softplus", "ratio"]}),
+        study / "root_causes.parquet",
+        {},
+    )
+    atlas = write_atlas(tmp_path / "results", cases, tmp_path / "reports", study)
     assert set(atlas["case"]) == {"census_square", "census_atanh"}
+    causes = pd.read_parquet(tmp_path / "results" / "causes.parquet")
+    assert sorted(causes["id"]) == sorted(roots["id"])
+    assert dict(zip(causes["id"], causes["in_study"])) == {
+        i: ("softplus" if i == shared else "") for i in roots["id"]
+    }
+    severities = list(causes["severity"])
+    assert severities == sorted(severities, reverse=True)
+    printed = {}
+    for b in ("jax", "torch"):
+        table = pd.read_parquet(tmp_path / "results" / "reproducers" / f"{b}.parquet")
+        for r in table.itertuples():
+            printed[r.root_cause] = printed.get(r.root_cause, 0) + int(r.reproduces)
+    assert dict(zip(causes["id"], causes["reproduced"])) == {
+        i: printed.get(i, 0) for i in roots["id"]
+    }
     for case in ("census_square", "census_atanh"):
         errors = pd.read_parquet(tmp_path / "results" / case / "errors.parquet")
         judged = errors[~errors.outcome.isin(["not_applicable", "ref_unreliable", "flushed"])]
@@ -175,6 +223,12 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
         assert page.eval_on_selector_all("table.matrix:not([hidden]) tbody tr", rows) == [
             "atanh ∂xx"
         ]
+        # Every root cause has a row, the name filter reaches them too.
+        every = "table.causes:not(.top) tbody tr"
+        assert page.locator(every).count() == len(roots)
+        kernels = page.eval_on_selector_all(every, rows)
+        assert all("atanh" in k for k in kernels)
+        assert len(kernels) == sum("atanh" in str(p) for p in roots["primitive"])
         browser.close()
     assert problems == [] and all(u.startswith(("file://", "data:")) for u in requests)
 
@@ -193,3 +247,22 @@ def test_the_census_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
     assert "no census case files (run harness census-cases)" in capsys.readouterr().err
     assert main(["census-cases", "--out", str(tmp_path), "--dtypes", "float64"]) == 0
     assert len(list(tmp_path.glob("census_*.yaml"))) == len(_expected_cases())
+
+
+def _collect_and_reproduce(results, cases, backends) -> pd.DataFrame:
+    """The study's collect and reproduce stages on census results, as the census rules
+    run them: the root causes table (returned) and each back end's reproducers."""
+    from harness.causes.reproduce import reproducers
+    from harness.causes.study import write_root_causes
+    from harness.config import load_config
+    from harness.stages.collect import collect
+
+    summary, findings, meta = collect(sorted(results.glob("*/errors.parquet")))
+    write_table(summary, results / "summary.parquet", meta)
+    findings, _ = write_root_causes(findings, results, meta)
+    write_table(findings, results / "findings.parquet", meta)
+    roots = read_table(results / "root_causes.parquet")
+    for b in backends:
+        table = reproducers(roots, findings, b, cases, load_config().tolerances)
+        write_table(table, results / "reproducers" / f"{b}.parquet", meta)
+    return roots

@@ -457,6 +457,8 @@ def test_the_census_is_its_own_target_with_one_job_per_stage_case_and_back_end(t
         "census_reference": n,
         "census_evaluate": 3 * n,  # the quick setting: one piece per case and back end
         "census_compare": n,
+        "census_collect": 1,
+        "census_reproduce": 3,  # one per back end
         "census_atlas": 1,
         "census": 1,
     }

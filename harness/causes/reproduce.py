@@ -60,12 +60,14 @@ REPRODUCER_COLUMNS = [
 ]
 
 
-def probe_command(finding: dict, backend: str) -> str:
-    """``harness probe`` of a finding at its worst point, in ``backend``."""
+def probe_command(finding: dict, backend: str, cases: str | Path = "cases") -> str:
+    """``harness probe`` of a finding at its worst point, in ``backend`` (its case file in
+    the folder ``cases``: the census's are in ``census/cases``)."""
     point = json.loads(finding["worst_inputs"] or "{}")
     at = " ".join(f"{k}={v!r}" for k, v in point.items())
+    path = shlex.quote(str(Path(cases) / f"{finding['case']}.yaml"))
     return (
-        f"harness probe cases/{finding['case']}.yaml {shlex.quote(finding['implementation'])} "
+        f"harness probe {path} {shlex.quote(finding['implementation'])} "
         f"--at {at} --partial {finding['partial'] or 'f'} --method {finding['worst_method']} "
         f"--mode {finding['worst_mode']} --dtype {finding['dtype']} --backend {backend}"
     )
@@ -170,7 +172,9 @@ def reproducers(
             continue
         finding = worst_first(members).iloc[0].to_dict()
         base = dict.fromkeys(REPRODUCER_COLUMNS, "")
-        base.update(root_cause=root["id"], backend=backend, probe=probe_command(finding, backend))
+        base.update(
+            root_cause=root["id"], backend=backend, probe=probe_command(finding, backend, cases)
+        )
         base.update(got=math.nan, truth_rounded=math.nan, reproduces=False, seconds=0.0)
         dtype = finding["dtype"]
         target, args, names, point, partial, method, mode, truth = _target(

@@ -3,6 +3,8 @@ digamma)."""
 
 from __future__ import annotations
 
+import math
+
 from harness.operators import arb, arb_special, mp_elementary, mp_special
 from harness.operators.entry import ALL, op, series_rule
 from harness.operators.model import Kernel, NoKernel, Sampling
@@ -10,6 +12,16 @@ from harness.operators.model import Kernel, NoKernel, Sampling
 _m, _s = mp_elementary, mp_special
 
 __all__ = ["ENTRIES"]
+
+#: Where TensorFlow's Softplus kernel switches formula (softplus_op.h): x itself above
+#: -(log eps + 2), exp(x) below log eps + 2, for eps = 2**-10, 2**-7, 2**-23, 2**-52
+#: (float16, bfloat16, float32, float64); PyTorch's softplus returns x above its threshold
+#: 20. TensorFlow's log_sigmoid is -softplus(-x): the same points.
+SOFTPLUS_SWITCHES = (
+    *(s * (m * math.log(2) - 2) for m in (10, 7, 23, 52) for s in (1.0, -1.0)),
+    20.0,
+    -20.0,
+)
 
 #: Γ's poles (0, -1, ..., -4) and log Γ's zeros (1, 2).
 GAMMA_POINTS = (0.0, -1.0, -2.0, -3.0, -4.0, 1.0, 2.0)
@@ -34,6 +46,7 @@ ENTRIES = (
         tf="tf.math.softplus",
         jax="jax.nn.softplus",
         torch="torch.nn.functional.softplus",
+        sampling=Sampling(special=(0.0, *SOFTPLUS_SWITCHES)),
     ),
     op(
         "log_sigmoid",
@@ -43,6 +56,7 @@ ENTRIES = (
         tf="tf.math.log_sigmoid",
         jax="jax.nn.log_sigmoid",
         torch="torch.nn.functional.logsigmoid",
+        sampling=Sampling(special=(0.0, *SOFTPLUS_SWITCHES)),
     ),
     op(
         "silu",

@@ -16,6 +16,12 @@ __all__ = ["ENTRIES"]
 INF = float("inf")
 #: The float nearest π/2, where tan has its pole (not a float).
 HALF_PI = math.pi / 2
+#: Where XLA's (and Eigen's) fast float32 tanh switches formula: tanh(x) = x below
+#: 0.0004, a rational approximation up to the clamp 7.90531110763549805
+#: (7.99881172180175781 with FMA), +-1 beyond (xla/service/llvm_ir/math_ops.cc).
+TANH_SWITCHES = tuple(
+    s * c for c in (0.0004, 7.90531110763549805, 7.99881172180175781) for s in (1.0, -1.0)
+)
 
 
 ENTRIES = (
@@ -172,6 +178,7 @@ ENTRIES = (
         tf="tf.tanh",
         jax="jnp.tanh",
         torch="torch.tanh",
+        sampling=Sampling(special=(0.0, *TANH_SWITCHES)),
     ),
     op(
         "atan",

@@ -6,6 +6,8 @@ sortable (a click on a column's head) in the page; no request leaves it."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from harness.backends.catalogue import SPECS
@@ -28,10 +30,13 @@ _SCRIPT = """
         tr.hidden = name.value && tr.dataset.kernel.indexOf(name.value) < 0;
       });
     });
+    document.querySelectorAll('table.causes tbody tr').forEach(function (tr) {
+      tr.hidden = name.value && tr.dataset.kernel.indexOf(name.value) < 0;
+    });
   }
   [dtype, order, method].forEach(function (s) { s.addEventListener('change', apply); });
   name.addEventListener('input', apply);
-  document.querySelectorAll('table.matrix th').forEach(function (th) {
+  document.querySelectorAll('table.matrix th, table.causes th').forEach(function (th) {
     th.addEventListener('click', function () {
       var table = th.closest('table'), body = table.tBodies[0];
       var column = th.cellIndex, up = th.dataset.up !== '1';
@@ -101,14 +106,63 @@ def _matrix(v: pd.DataFrame, dtype: str, order: int, methods: str, backends: lis
     )
 
 
+def _scripts(cause: pd.Series) -> str:
+    """Each framework's reproducer: what it prints against the truth, the script."""
+    parts = []
+    for backend, r in sorted(json.loads(cause["scripts"]).items()):
+        name = _TITLES.get(backend, backend)
+        if not r["script"]:
+            parts.append(
+                f"<p>{e(name)}: {e(r['note'] or 'no script')} <code>{e(r['probe'])}</code></p>"
+            )
+            continue
+        state = "prints the failure" if r["reproduces"] else "does not print the failure alone"
+        parts.append(
+            f"<p>{e(name)}: got <code>{e(repr(r['got']))}</code>, certified truth "
+            f"<code>{e(r['truth'])}</code> ({state})</p><pre>{e(r['script'])}</pre>"
+        )
+    return "".join(parts)
+
+
+def _cause_rows(causes: pd.DataFrame) -> str:
+    rows = []
+    for _, c in causes.iterrows():
+        scripts = json.loads(c["scripts"])
+        frameworks = ", ".join(_TITLES.get(b, b) for b in str(c["frameworks"]).split(", "))
+        shown = f"{int(c['reproduced'])} of {len(scripts)}" if scripts else "-"
+        rows.append(
+            f'<tr data-kernel="{e(c["primitive"])}"><td data-sort="{int(c["severity"])}">'
+            f"{int(c['severity'])}</td><td>{e(c['kind'])}</td><td><code>{e(c['id'])}</code></td>"
+            f"<td>{e(frameworks)}</td><td>{int(c['members'])}</td><td>{e(shown)}</td>"
+            f"<td>{e(c['in_study'])}</td><td>{e(c['text'])}<details><summary>reproducers"
+            f"</summary>{_scripts(c)}<p><code>harness bug-report {e(c['id'])} --results "
+            f"results/census</code></p></details></td></tr>"
+        )
+    return "".join(rows)
+
+
+def _causes_table(causes: pd.DataFrame, css: str) -> str:
+    head = (
+        "<th>severity</th><th>kind</th><th>root cause</th><th>frameworks</th><th>findings</th>"
+        "<th>scripts printing it</th><th>also in the study</th><th>statement</th>"
+    )
+    return (
+        f'<table class="{css}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{_cause_rows(causes)}</tbody></table>"
+    )
+
+
 def _options(element: str, values, label: str) -> str:
     opts = "".join(f'<option value="{e(v)}">{e(t)}</option>' for v, t in values)
     return f'<label>{e(label)} <select id="{element}">{opts}</select></label> '
 
 
-def census_page(atlas: pd.DataFrame, verdict) -> str:
+def census_page(atlas: pd.DataFrame, verdict, causes: pd.DataFrame | None = None) -> str:
     """The page from the atlas (:func:`harness.census.atlas.build_atlas`); ``verdict``
-    is :func:`harness.census.atlas.verdicts`."""
+    is :func:`harness.census.atlas.verdicts`; ``causes`` the census's root causes with
+    their reproducers (:func:`harness.census.causes.census_causes`), where collected."""
+    from harness.census.causes import most_severe
+
     backends = [b for b in SPECS if b in set(atlas["backend"])]
     dtypes = sorted(set(atlas["dtype"]), key=["float16", "bfloat16", "float32", "float64"].index)
     orders = sorted(set(int(o) for o in atlas["order"]))
@@ -125,14 +179,28 @@ def census_page(atlas: pd.DataFrame, verdict) -> str:
     kernels = atlas["operator"].nunique()
     judged = int(atlas["judged"].sum())
     right = int(atlas["ok"].sum())
-    causes = sorted({c for v in atlas["root_causes"] for c in str(v).split(", ") if c})
+    root_ids = sorted({c for v in atlas["root_causes"] for c in str(v).split(", ") if c})
     controls = (
         _options("c-dtype", [(d, d) for d in dtypes], "dtype")
         + _options("c-order", [(str(o), f"order {o}") for o in orders], "order")
         + _options("c-method", [("autodiff", "autodiff methods"), ("all", "every method")], "")
         + '<label>kernel <input id="c-name" type="search" placeholder="softplus"></label>'
     )
-    cause_items = "".join(f"<li><code>{e(c)}</code></li>" for c in causes)
+    if causes is not None and len(causes):
+        shared = int((causes["in_study"] != "").sum())
+        top = most_severe(causes)
+        listed = (
+            f"<h2>The {len(top)} most severe root causes in the frameworks' own code</h2>"
+            "<p>Kinds kernel, framework and mode, by severity and the findings they absorb; "
+            "each framework's standalone script, run in its own process, and what it "
+            f"printed.</p>{_causes_table(top, 'causes top')}"
+            f"<h2>Every root cause ({len(causes)})</h2><p>{shared} shared with the study's "
+            "cases (the same id: the same mechanism in a seed case).</p>"
+            f"{_causes_table(causes, 'causes')}"
+        )
+    else:
+        items = "".join(f"<li><code>{e(c)}</code></li>" for c in root_ids)
+        listed = f"<h2>Root causes ({len(root_ids)})</h2><ul>{items}</ul>"
     body = (
         "<h1>Kernel census</h1>"
         f"<p>{kernels} kernels of the operator table in {len(backends)} frameworks' own "
@@ -141,6 +209,6 @@ def census_page(atlas: pd.DataFrame, verdict) -> str:
         "A cell is the share of judged values right over the methods and modes run "
         "(its tooltip: the root causes); a click on a column's head sorts by it.</p>"
         f'<div class="controls">{controls}</div>{tables}'
-        f"<h2>Root causes ({len(causes)})</h2><ul>{cause_items}</ul>{_SCRIPT}"
+        f"{listed}{_SCRIPT}"
     )
     return page("Kernel census", body)
