@@ -304,10 +304,14 @@ def test_a_wrong_rule_comes_before_the_primitives_and_a_right_one_after():
     # A right rule of a function the expression calls does not make the finding a rule's.
     called = right.replace('"impl"', '"foo"')
     assert decide(_finding(rules=called), ())[0] == "formula"
-    # A right rule whose points another framework gets right through it: that framework
-    # handles the rule differently (PyTorch's 0 through an autograd.Function's jvp).
-    elsewhere = _finding(rules=right, backend="torch", backends_ok=json.dumps({"jax": 1.0}))
+    # A right rule whose points another framework gets right through it, where this one
+    # gives a bare 0: it drops the rule's derivative (PyTorch's 0 through an
+    # autograd.Function's jvp); bits lost or a NaN there stay the rule's instability.
+    shares = json.dumps({"jax": 1.0})
+    elsewhere = _finding(rules=right, backend="torch", backends_ok=shares, outcome="zero")
     assert decide(elsewhere, ()) == ("framework", "c.impl@torch")
+    lost = _finding(rules=right, backend="torch", backends_ok=shares, outcome="nan")
+    assert decide(lost, ()) == ("rule", "c.impl")
 
 
 def test_forward_rules_are_checked_against_dx_times_the_partial_exactly(tmp_path):

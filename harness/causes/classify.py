@@ -24,8 +24,9 @@ The first rule that applies decides (each says what it rests on):
 5. ``kernel``: a primitive judged on its own at the arguments it receives is wrong there
    while its value is right (or its value is wrong): the framework's rule for it;
 6. ``rule``: the implementation's own rule is right in exact arithmetic but its value is
-   lost in floats (an unstable rule), unless another framework gets these points right by
-   the same methods (as in 8): then that framework's handling of the rule differs;
+   lost in floats (an unstable rule), unless the value is a bare 0 where another framework
+   gets these points right by the same methods (as in 8): that framework drops the rule's
+   derivative (``framework``);
 7. ``method``: another exact method gets most of its points right. The subject is the
    implementation, whatever the framework: forward mode's chain rule over one expression
    is the same computation in every framework, so forward mode failing where reverse
@@ -148,10 +149,12 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
     needed = DECISIVE if _lost(f) else MAJORITY
     other_right = bool(backends) and max(backends.values()) >= needed and not _rounding(f)
     if any(r["rule"] == f["implementation"] for r in rules):
-        # Right in exact arithmetic: lost in floats (unstable), unless another framework
-        # going through the same rule gets these points right (PyTorch's second
-        # derivative through an autograd.Function's jvp is 0 where JAX's is right).
-        return ("framework", mine) if other_right else ("rule", owner)
+        # Right in exact arithmetic: lost in floats (unstable), unless the framework gives
+        # a bare 0 where another framework going through the same rule gets these points
+        # right: that framework drops the rule's derivative (PyTorch's second derivative
+        # through an autograd.Function's jvp is 0 where JAX's is right).
+        dropped = f["outcome"] == "zero" and other_right
+        return ("framework", mine) if dropped else ("rule", owner)
     methods = _shares(f.get("methods_ok"))
     if methods and max(methods.values()) >= MAJORITY:
         return "method", owner
