@@ -95,3 +95,43 @@ def test_a_failure_under_xla_alone_is_localised_in_xla():
     u, v = (mpmath.mpf(inputs[k]) for k in ("u", "v"))
     truth = {"v": -u / v**2, "u": 1 / v}[row["culprit_partial"]]
     assert abs(mpmath.mpf(row["culprit_truth"]) / truth - 1) < 1e-20
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_a_kernel_that_is_the_whole_expression_is_judged_from_the_evaluation_itself(
+    backend, tmp_path
+):
+    """``builtin: softplus(x)`` is one primitive of the input: its judgement at a failing
+    point is the evaluation's own rows (no second evaluation of the primitive), and the
+    localisation is the same: softplus'' is 0 in float32 past x = 17 (the test above)."""
+    from harness.backends.catalogue import load
+    from harness.stages.run import run_case
+
+    sel = Selection(backends=[backend], dtypes=["float32"], methods=["reverse"], modes=["eager"])
+    errors = run_case(CASES / "softplus.yaml", selection=sel, results=tmp_path / "results")
+    judged = errors[errors["implementation"] == "builtin"].drop(columns=["backend"])
+    # The first point past x = 17 where softplus'' is 0 in float32 (sigmoid rounds to 1).
+    zeros = judged[(judged["partial"] == "xx") & (judged["outcome"] == "zero")]
+    failing = zeros[zeros["x"] > 17].head(1)
+    assert len(failing) == 1
+    engine = load(backend)
+    engine.start()
+    prep = prepare(CASES / "softplus.yaml", None, sel)
+    flags = engine.probe_flush(["float32"], ["eager"])
+    calls = []
+    evaluate = engine.evaluate_case
+
+    def counted(case, *args, **kwargs):
+        calls.append(case.id)
+        return evaluate(case, *args, **kwargs)
+
+    engine.evaluate_case = counted
+    alone = localise(engine, prep.case, failing, prep.settings, flags).iloc[0]
+    assert "primitives" in calls
+    calls.clear()
+    own = localise(engine, prep.case, failing, prep.settings, flags, None, judged).iloc[0]
+    assert "primitives" not in calls
+    for row in (alone, own):
+        assert row["culprit"] == "softplus" and row["culprit_partial"] == "uu"
+        assert row["culprit_got"] == 0.0
+    assert alone.to_dict() == own.to_dict()

@@ -248,13 +248,34 @@ def sample_failures(rows: pd.DataFrame, runs: int = RUNS) -> pd.DataFrame:
     return pd.concat(keep) if keep else rows
 
 
+def _whole(site: Site, eff, names: Sequence[str]) -> dict[str, str] | None:
+    """``{input: variable}`` where ``site`` is the whole expression differentiated, one
+    primitive of distinct inputs (a census case's ``op(x)``): the evaluation's own rows
+    judge it at the point's own arguments, the partial's inputs read as its variables."""
+    inputs = [a.name if isinstance(a, ex.Var) else "" for a in site.args]
+    whole = not eff.through_rule and site.node == eff.expression
+    if whole and set(inputs) <= set(names) and len(set(inputs)) == len(inputs):
+        return dict(zip(inputs, site.variables))
+    return None
+
+
+def _own_rows(judged: pd.DataFrame | None) -> dict[tuple, list]:
+    """The evaluation's judged rows by (implementation, dtype, point, method, mode)."""
+    out: dict[tuple, list] = {}
+    for g in judged.itertuples(index=False) if judged is not None else ():
+        out.setdefault((g.implementation, g.dtype, int(g.point), g.method, g.mode), []).append(g)
+    return out
+
+
 def localise(
-    engine, case, failing: pd.DataFrame, settings, flags, sizes: dict | None = None
+    engine, case, failing: pd.DataFrame, settings, flags, sizes=None, judged_rows=None
 ) -> pd.DataFrame:
     """The localisation of every failing row in ``failing`` (judged evaluation rows of
     one back end: ``implementation method dtype partial point outcome`` and the case's
     inputs); see the module's docstring. ``settings``: :class:`harness.config.Settings`;
-    ``sizes``: the case's batch size per dtype (the shape its evaluation ran).
+    ``sizes``: the case's batch size per dtype (the shape its evaluation ran);
+    ``judged_rows``: every judged row of the evaluation (``failing`` among them), where a
+    primitive that is the whole expression over the case's inputs is judged already.
 
     The framework runs one evaluation per dtype for the values of every node, and one per
     (dtype, method, number of arguments) for the primitives, all primitives of that
@@ -288,6 +309,8 @@ def localise(
     wanted: dict[tuple, dict[tuple, int]] = {}  # (dtype, method, arity) -> (site, args) -> order
     primitives: dict[str, Site] = {}
     located: list[tuple] = []
+    own = _own_rows(judged_rows)
+    settled: dict[tuple, dict] = {}  # (site, dtype, args, mode) -> {(method, label): row}
     for dtype, members in tasks.items():
         subtrees = list(dict.fromkeys(a for _, _, found in members for s in found for a in s.args))
         points = sorted({int(r.point) for r, _, _ in members})
@@ -306,11 +329,20 @@ def localise(
                 primitives[s.text] = s
                 affine = _affine(s)
                 method = "reverse" if affine else r.via
+                rename = _whole(s, eff, names)
+                mine = own.get((r.implementation, dtype, int(r.point), method, r.in_mode))
+                if rename is not None and mine:
+                    found_rows = settled.setdefault((s.text, dtype, a, r.in_mode), {})
+                    for g in mine:
+                        label = "".join(rename[n] for n in label_partial(g.partial, names))
+                        found_rows[(method, label)] = g
+                    continue
                 bucket = wanted.setdefault((dtype, method, len(a), r.in_mode), {})
                 order = 0 if affine else len(eff.partial)
                 bucket[(s.text, a)] = max(bucket.get((s.text, a), 0), order)
-    # 3. Every primitive judged on its own at the arguments it received.
-    judged: dict[tuple, dict] = {}
+    # 3. Every primitive judged on its own at the arguments it received (the evaluation's
+    # own rows where it is the whole expression over the inputs).
+    judged = settled
     for (dtype, method, _, mode), needed in wanted.items():
         texts = list(dict.fromkeys(t for t, _ in needed))
         kernels = {f"k{i}": primitives[t].primitive for i, t in enumerate(texts)}

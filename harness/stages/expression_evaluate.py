@@ -91,7 +91,7 @@ def _localise(prep: Prepared, engine, table, reference, flags, stats: dict) -> p
     )
     failing = judged[judged["outcome"].isin(FAILING)]
     sizes = {d: len(f) for d, f in prep.points.items()}
-    out = localise(engine, prep.case, failing, prep.settings, flags, sizes)
+    out = localise(engine, prep.case, failing, prep.settings, flags, sizes, judged)
     stats["localise_seconds"] = round(time.perf_counter() - t0, 3)
     return out
 
