@@ -2,7 +2,8 @@
 the jobs' seconds by stage and back end (their benchmark files), the values checked and
 the cost per value, the atlas's size, the root causes by kind and framework, the kernels
 each framework gets right everywhere, and which root causes of the default study the
-census shares (the same id: one mechanism).
+census shares (the same id: one mechanism), and its ten most severe root causes in the
+frameworks' own code with how many of their scripts print the failure.
 
     python benchmarks/census_cost.py [--wall SECONDS]
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -23,7 +25,8 @@ def main() -> None:
     args = parser.parse_args()
     seconds: Counter = Counter()
     jobs: Counter = Counter()
-    for path in Path("logs/census").glob("*/*.benchmark.tsv"):
+    logs = Path("logs/census")
+    for path in [*logs.glob("*/*.benchmark.tsv"), *logs.glob("*.benchmark.tsv")]:
         rows = list(csv.reader(path.open(), delimiter="\t"))
         stage = path.name.removesuffix(".benchmark.tsv")
         stage = ".".join(stage.split(".")[:2]) if stage.startswith("evaluate") else stage
@@ -78,9 +81,22 @@ def main() -> None:
             f"the default study's root causes the census shares: {len(shared)} of {len(ids)}:",
             ", ".join(shared),
         )
-    top = causes[causes["kind"].isin(["kernel", "framework", "mode", "method"])]
-    print("most severe framework root causes:")
-    print(top.sort_values(["severity", "findings"], ascending=False).head(10).to_string())
+    table = Path("results/census/causes.parquet")
+    if table.exists():
+        from harness.census.causes import most_severe
+
+        listed = pd.read_parquet(table)
+        print(
+            f"root causes with a script printing the failure in at least one framework: "
+            f"{int((listed['reproduced'] > 0).sum())} of {len(listed)}"
+        )
+        print("the ten most severe in the frameworks' own code (scripts printing it):")
+        for r in most_severe(listed).itertuples():
+            scripts = len(json.loads(r.scripts))
+            print(
+                f"  {r.id}  severity {r.severity}, {r.members} findings, "
+                f"{r.reproduced} of {scripts} scripts"
+            )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,15 @@ __all__ = ["census_page"]
 
 _TITLES = {name: spec.title for name, spec in SPECS.items()}
 
+_STYLE = """
+<style>
+table.causes code{word-break:break-all}
+table.causes td:nth-child(3){max-width:16em}
+table.causes td:last-child{min-width:36em}
+table.causes pre{max-height:24em;overflow:auto;font-size:.8rem}
+</style>
+"""
+
 _SCRIPT = """
 <script>
 (function () {
@@ -209,6 +218,6 @@ def census_page(atlas: pd.DataFrame, verdict, causes: pd.DataFrame | None = None
         "A cell is the share of judged values right over the methods and modes run "
         "(its tooltip: the root causes); a click on a column's head sorts by it.</p>"
         f'<div class="controls">{controls}</div>{tables}'
-        f"{listed}{_SCRIPT}"
+        f"{listed}{_STYLE}{_SCRIPT}"
     )
     return page("Kernel census", body)
