@@ -9,7 +9,8 @@ their own. What a named function is lives in the operator table (:mod:`harness.o
 Accepted:
 
 - numbers (``2``, ``0.5``, ``1e-3``), the constant ``pi``;
-- declared names (the case's inputs, plus ``dy`` inside a custom-gradient rule);
+- declared names (the case's inputs, plus ``dy`` inside a custom-gradient rule and ``dx``
+  inside a forward rule);
 - ``+ - * / **`` and unary ``-``/``+``;
 - calls of the functions in :data:`FUNCTIONS` with positional arguments;
 - ``where(cond, a, b)`` whose ``cond`` is one comparison ``< <= > >= == !=``.
@@ -110,7 +111,7 @@ class Const(Node):
 
 @dataclass(frozen=True)
 class Var(Node):
-    """A declared input, or ``dy`` in a custom-gradient rule."""
+    """A declared input, ``dy`` in a custom-gradient rule or ``dx`` in a forward rule."""
 
     name: str
 
@@ -158,7 +159,7 @@ def parse(
     text
         The expression, in Python syntax.
     names
-        The names it may use (inputs, and ``dy`` in gradient rules).
+        The names it may use (inputs, ``dy`` in gradient rules, ``dx`` in forward rules).
     functions
         The case's own functions (its ``functions:`` block) that may be called, with
         their arity, besides :data:`FUNCTIONS`.
