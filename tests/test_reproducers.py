@@ -187,7 +187,7 @@ def test_a_nested_rule_has_a_script_in_jax_and_pytorch_with_the_seeds_values(
     assert module.write(case, "decorated_grad_fn", ["x"]) is None
 
 
-def _script_value(backend, case_name, implementation, point, partial, dtype):
+def _script_value(backend, case_name, implementation, point, partial, dtype, method="reverse"):
     import importlib
 
     from harness.backends.snippet import script
@@ -199,9 +199,7 @@ def _script_value(backend, case_name, implementation, point, partial, dtype):
     written = module.write(case, implementation, names)
     if written is None:
         return None
-    text = script(
-        module.STYLE, written[0], names, point, partial, "reverse", "eager", dtype, "t", "0"
-    )
+    text = script(module.STYLE, written[0], names, point, partial, method, "eager", dtype, "t", "0")
     out = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-500:]
     return float(
@@ -225,31 +223,9 @@ def test_a_registered_implementation_has_a_script_where_it_has_a_port(backend):
 
 
 def _forward_script_value(backend, implementation, x, order):
-    import importlib
-
-    from harness.backends.snippet import script
-    from harness.cases.load import load_case
-
-    case = load_case(CASES / "log1pexp_jvp.yaml")
-    module = importlib.import_module(f"harness.backends.{backend}.snippet")
-    written = module.write(case, implementation, ["x"])
-    assert written is not None
-    text = script(
-        module.STYLE,
-        written[0],
-        ["x"],
-        {"x": x},
-        ("x",) * order,
-        "forward",
-        "eager",
-        "float32",
-        "t",
-        "0",
-    )
-    out = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-500:]
-    return float(
-        next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[1]
+    point, partial = {"x": x}, ("x",) * order
+    return _script_value(
+        backend, "log1pexp_jvp", implementation, point, partial, "float32", "forward"
     )
 
 

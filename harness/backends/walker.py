@@ -30,6 +30,7 @@ __all__ = [
     "operator_functions",
     "registered_port",
     "resolve_kernel",
+    "tangent_sum",
     "walk",
 ]
 
@@ -144,6 +145,19 @@ def walk(node: ex.Node, env: Mapping, dtype, kernels: Kernels, functions: Mappin
 #: of the ``names`` with the case's rules (reverse ``gradient``, forward ``tangent``, either
 #: may be ``None``), in the framework's own mechanism.
 Custom = Callable[..., Callable]
+
+
+def tangent_sum(tangent: Mapping, names: Sequence[str], xs, dxs, compile_rule: Callable):
+    """The output's tangent of a forward rule: each input's share (its rule compiled by
+    ``compile_rule(rule, env)`` with ``dx`` that input's tangent), summed in input order."""
+    env = dict(zip(names, xs))
+    shares = [
+        compile_rule(tangent[n], {**env, "dx": t}) for n, t in zip(names, dxs) if n in tangent
+    ]
+    total = shares[0]
+    for share in shares[1:]:
+        total = total + share
+    return total
 
 
 def compile_functions(

@@ -34,40 +34,33 @@ class DeclarationChecks:
             return None
         return NestedRule(expression, gradient, value.get("pattern", "nested_function"))
 
-    def _gradient(self, path: tuple, value: dict, names: frozenset[str]) -> dict[str, Rule] | None:
-        out: dict[str, Rule] = {}
+    def _per_input(self, path: tuple, value: dict, names: frozenset[str], what: str, parse):
+        """``{input: parse(path, rule)}`` for a rule per input; ``None`` if any is broken
+        or names an undeclared input."""
+        out: dict = {}
         ok = True
         for name, rule in value.items():
             if name not in names:
                 self.add(
                     (*path, name),
-                    f"gradient for undeclared input {name!r}",
+                    f"{what} for undeclared input {name!r}",
                     f"inputs: {', '.join(sorted(names))}",
                 )
                 ok = False
                 continue
-            r = self._rule((*path, name), rule, names)
+            r = parse((*path, name), rule)
             ok = ok and r is not None
             out[name] = r
         return out if ok else None
 
+    def _gradient(self, path: tuple, value: dict, names: frozenset[str]) -> dict[str, Rule] | None:
+        return self._per_input(path, value, names, "gradient", lambda p, r: self._rule(p, r, names))
+
     def _tangent(self, path: tuple, value: dict, names: frozenset[str]) -> dict | None:
         """A forward rule: each input's share of the tangent, in the inputs and ``dx``."""
-        out: dict[str, ex.Node] = {}
-        ok = True
-        for name, rule in value.items():
-            if name not in names:
-                self.add(
-                    (*path, name),
-                    f"tangent rule for undeclared input {name!r}",
-                    f"inputs: {', '.join(sorted(names))}",
-                )
-                ok = False
-                continue
-            node = self._expr((*path, name), rule, names | {"dx"})
-            ok = ok and node is not None
-            out[name] = node
-        return out if ok else None
+        return self._per_input(
+            path, value, names, "tangent rule", lambda p, r: self._expr(p, r, names | {"dx"})
+        )
 
     def _implementations(
         self, data: dict[str, Any], names: frozenset[str] | None

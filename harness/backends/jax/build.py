@@ -29,7 +29,13 @@ import jax.numpy as jnp
 import jax.scipy.special  # the kernels of the operator table name jax.scipy.special
 
 from harness.backends.sweep import NotApplicable
-from harness.backends.walker import Kernels, operator_functions, registered_port, walk
+from harness.backends.walker import (
+    Kernels,
+    operator_functions,
+    registered_port,
+    tangent_sum,
+    walk,
+)
 from harness.backends.walker import build_implementation as shared_build
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
@@ -100,16 +106,14 @@ def _custom_jvp(expression, tangent: Mapping[str, ex.Node], names, dtype, functi
         return compile_expression(expression, dict(zip(names, xs)), dtype, functions)
 
     def jvp(primals, tangents):
-        env = dict(zip(names, primals))
-        y = compile_expression(expression, env, dtype, functions)
-        shares = [
-            compile_expression(tangent[n], {**env, "dx": t}, dtype, functions)
-            for n, t in zip(names, tangents)
-            if n in tangent
-        ]
-        dy = shares[0]
-        for share in shares[1:]:
-            dy = dy + share
+        y = compile_expression(expression, dict(zip(names, primals)), dtype, functions)
+        dy = tangent_sum(
+            tangent,
+            names,
+            primals,
+            tangents,
+            lambda rule, env: compile_expression(rule, env, dtype, functions),
+        )
         return y, jnp.broadcast_to(dy, jnp.shape(y)).astype(dtype)
 
     f.defjvp(jvp)

@@ -27,7 +27,13 @@ from collections.abc import Callable, Mapping, Sequence
 import torch
 
 from harness.backends.sweep import NotApplicable
-from harness.backends.walker import Kernels, operator_functions, registered_port, walk
+from harness.backends.walker import (
+    Kernels,
+    operator_functions,
+    registered_port,
+    tangent_sum,
+    walk,
+)
 from harness.backends.walker import build_implementation as shared_build
 from harness.cases import expressions as ex
 from harness.cases.model import CaseFunction, Implementation, NestedRule, Rule
@@ -99,15 +105,13 @@ def _custom(expression, gradient, names, dtype, functions, label, tangent=None) 
 
     def jvp(ctx, *dxs):
         xs = ctx.saved_tensors
-        env = dict(zip(names, xs))
-        shares = [
-            compile_expression(tangent[n], {**env, "dx": t}, dtype, functions)
-            for n, t in zip(names, dxs)
-            if n in tangent
-        ]
-        dy = shares[0]
-        for share in shares[1:]:
-            dy = dy + share
+        dy = tangent_sum(
+            tangent,
+            names,
+            xs,
+            dxs,
+            lambda rule, env: compile_expression(rule, env, dtype, functions),
+        )
         return dy.expand(xs[0].shape).to(dtype)
 
     def backward(ctx, dy):
