@@ -310,7 +310,7 @@ def localise(
     primitives: dict[str, Site] = {}
     located: list[tuple] = []
     own = _own_rows(judged_rows)
-    settled: dict[tuple, dict] = {}  # (site, dtype, args, mode) -> {(method, label): row}
+    judged: dict[tuple, dict] = {}  # (site, dtype, args, mode) -> {(method, label): row}
     for dtype, members in tasks.items():
         subtrees = list(dict.fromkeys(a for _, _, found in members for s in found for a in s.args))
         points = sorted({int(r.point) for r, _, _ in members})
@@ -332,7 +332,7 @@ def localise(
                 rename = _whole(s, eff, names)
                 mine = own.get((r.implementation, dtype, int(r.point), method, r.in_mode))
                 if rename is not None and mine:
-                    found_rows = settled.setdefault((s.text, dtype, a, r.in_mode), {})
+                    found_rows = judged.setdefault((s.text, dtype, a, r.in_mode), {})
                     for g in mine:
                         label = "".join(rename[n] for n in label_partial(g.partial, names))
                         found_rows[(method, label)] = g
@@ -341,8 +341,7 @@ def localise(
                 order = 0 if affine else len(eff.partial)
                 bucket[(s.text, a)] = max(bucket.get((s.text, a), 0), order)
     # 3. Every primitive judged on its own at the arguments it received (the evaluation's
-    # own rows where it is the whole expression over the inputs).
-    judged = settled
+    # own rows where it is the whole expression over the inputs, judged above).
     for (dtype, method, _, mode), needed in wanted.items():
         texts = list(dict.fromkeys(t for t, _ in needed))
         kernels = {f"k{i}": primitives[t].primitive for i, t in enumerate(texts)}

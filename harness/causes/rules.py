@@ -68,15 +68,19 @@ def _check_tangent(body, params, tangent, args, label: str, functions) -> list[d
             out.append({**_verdict(label, p, right, 0, truth, args, seed="dx"), "left_out": True})
             continue
         rule = ex.inline(tangent[p], functions)
-        ones = _value(_with_seed(rule, 1.0, "dx"), params, args)
-        twos = _value(_with_seed(rule, 2.0, "dx"), params, args)
-        right_one = ones is not None and _close(ones, truth)
-        if right_one and twos is not None and not _close(twos, 2 * truth):
-            out.append(_verdict(label, p, False, twos, 2 * truth, args, 2, "dx"))
-        else:
-            right = right_one and twos is not None
-            out.append(_verdict(label, p, right, ones, truth, args, seed="dx"))
+        out.append(_seeded(rule, params, args, truth, label, p, "dx"))
     return out
+
+
+def _seeded(rule, params, args, truth, label: str, p: str, seed: str) -> dict:
+    """A rule in the ``seed`` (``dy`` or ``dx``) against the seed times the partial, at 1
+    and at 2: right at 1 only, it forgets the seed (the verdict at 2 says so)."""
+    ones = _value(_with_seed(rule, 1.0, seed), params, args)
+    twos = _value(_with_seed(rule, 2.0, seed), params, args)
+    right_one = ones is not None and _close(ones, truth)
+    if right_one and twos is not None and not _close(twos, 2 * truth):
+        return _verdict(label, p, False, twos, 2 * truth, args, 2, seed)
+    return _verdict(label, p, right_one and twos is not None, ones, truth, args, seed=seed)
 
 
 def _check(body, params, gradient, args, label: str, functions, depth: int = 0) -> list[dict]:
@@ -95,15 +99,7 @@ def _check(body, params, gradient, args, label: str, functions, depth: int = 0) 
                     rule.expression, params, rule.gradient, args, f"{label}'", functions, 1
                 )
             continue
-        rule = ex.inline(rule, functions)
-        ones = _value(_with_seed(rule, 1.0), params, args)
-        twos = _value(_with_seed(rule, 2.0), params, args)
-        right_one = ones is not None and _close(ones, truth)
-        if right_one and twos is not None and not _close(twos, 2 * truth):
-            # Right at dy = 1 only: the rule forgets the upstream gradient.
-            out.append(_verdict(label, p, False, twos, 2 * truth, args, 2))
-        else:
-            out.append(_verdict(label, p, right_one and twos is not None, ones, truth, args))
+        out.append(_seeded(ex.inline(rule, functions), params, args, truth, label, p, "dy"))
     return out
 
 
