@@ -480,7 +480,7 @@ def test_a_constant_implementation_is_broadcast_over_the_batch(tmp_path):
 def test_the_flush_probe_agrees_with_another_operation():
     import tensorflow as tf
 
-    from harness.backends.tensorflow.evaluate import probe_flush
+    from harness.backends.tensorflow.facts import probe_flush
     from harness.numerics.floats import FORMATS
 
     found = probe_flush(["float16", "bfloat16", "float32", "float64"], ["eager", "function"])

@@ -6,7 +6,7 @@ of the platform, not of an implementation, and counting it against every impleme
 in every case drowns the real findings. So:
 
 - the evaluation stage probes, once per run and per dtype and mode, whether inputs and
-  results are flushed (:func:`harness.backends.tensorflow.evaluate.probe_flush`), and records it in the
+  results are flushed (:func:`harness.backends.tensorflow.facts.probe_flush`), and records it in the
   provenance of ``evaluations.parquet``;
 - the reference stage also evaluates the reference at every point with a subnormal input
   *as the flush reads it* (those inputs set to 0, sign kept): :func:`flushed_reference`;

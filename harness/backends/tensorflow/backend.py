@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.backends.catalogue import SPECS
-from harness.backends.tensorflow import evaluate
+from harness.backends.tensorflow import evaluate, facts
 from harness.backends.tensorflow.tfimport import start, tf
 
 __all__ = ["BACKEND"]
@@ -19,11 +19,11 @@ class TensorFlowBackend:
 
     @staticmethod
     def facts() -> dict:
-        return evaluate.tensorflow_facts()
+        return facts.tensorflow_facts()
 
     @staticmethod
     def probe_flush(dtypes, modes) -> dict:
-        return evaluate.probe_flush(dtypes, modes)
+        return facts.probe_flush(dtypes, modes)
 
     @staticmethod
     def evaluate_case(
