@@ -14,6 +14,7 @@ from harness.cli_causes import add_cause_commands
 from harness.cli_census import add_census_commands
 from harness.cli_output import EXIT_INVALID, Progress, print_summary, run_diff
 from harness.cli_probe import add_probe_commands
+from harness.cli_selection import add_selection, prepare_case
 
 __all__ = ["EXIT_INVALID", "main"]
 
@@ -70,122 +71,6 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
     sys.stdout.write(schema_json())
     return 0
-
-
-def _csv(kind):
-    def parse(text: str):
-        items = [t.strip() for t in text.split(",") if t.strip()]
-        return [kind(t) for t in items]
-
-    return parse
-
-
-def _add_selection(p: argparse.ArgumentParser) -> None:
-    from harness.cases.schema import BACKENDS, DTYPES, METHODS, MODES
-
-    p.add_argument("case", help="the case file (cases/NAME.yaml)")
-    p.add_argument(
-        "--backends",
-        type=_csv(str),
-        help=f"comma-separated subset of {','.join(BACKENDS)} (default: the study's, where "
-        "installed)",
-    )
-    p.add_argument("--config", help="study configuration YAML (default: the built-in defaults)")
-    p.add_argument("--results", default="results", help="results folder (default: results)")
-    p.add_argument("--dtypes", type=_csv(str), help=f"comma-separated subset of {','.join(DTYPES)}")
-    p.add_argument(
-        "--methods", type=_csv(str), help=f"comma-separated subset of {','.join(METHODS)}"
-    )
-    p.add_argument("--modes", type=_csv(str), help=f"comma-separated subset of {','.join(MODES)}")
-    p.add_argument("--orders", type=_csv(int), help="comma-separated orders, 0-4 (0: the value)")
-    p.add_argument(
-        "--points", type=int, metavar="N", help="thin each swept input to at most N values"
-    )
-    p.add_argument(
-        "--setting",
-        choices=("quick", "full"),
-        help="quick: what the default study runs (each case's quick block); full: everything "
-        "(default: the config's setting)",
-    )
-    p.add_argument(
-        "--study",
-        metavar="JSON",
-        help="study settings as a JSON object, on top of --config (the workflow passes each "
-        "stage its slice this way)",
-    )
-
-
-def _check_selection(args: argparse.Namespace) -> str | None:
-    from harness.cases.schema import BACKENDS, DTYPES, MAX_ORDER, METHODS, MODES
-
-    for name, allowed in (
-        ("backends", BACKENDS),
-        ("dtypes", DTYPES),
-        ("methods", METHODS),
-        ("modes", MODES),
-        ("orders", range(MAX_ORDER + 1)),
-    ):
-        bad = [x for x in getattr(args, name) or [] if x not in allowed]
-        if bad:
-            return f"--{name}: unknown {', '.join(map(str, bad))}; choose from " + ", ".join(
-                map(str, allowed)
-            )
-    if args.points is not None and args.points < 1:
-        return "--points must be at least 1"
-    return None
-
-
-def _prepare(args: argparse.Namespace):
-    """Validate selection, config and case before anything is written; None on failure."""
-    from harness.cases.model import CaseError
-    from harness.config import ConfigError, load_config
-    from harness.stages.prepared import Selection, prepare
-
-    problem = _check_selection(args)
-    if problem:
-        print(f"harness {args.command}: {problem}", file=sys.stderr)
-        return None
-    try:
-        overrides = _study_json(args.study)
-        if args.setting:
-            overrides = {**(overrides or {}), "setting": args.setting}
-        config = load_config(args.config, overrides)
-        selection = Selection(
-            args.dtypes, args.methods, args.modes, args.orders, args.points, args.backends
-        )
-        prep = prepare(args.case, config, selection)
-    except (CaseError, ConfigError) as exc:
-        print(exc, file=sys.stderr)
-        return None
-    except ValueError as exc:
-        print(f"harness {args.command}: {exc}", file=sys.stderr)
-        return None
-    empty = [k for k in ("dtypes", "methods", "modes") if not getattr(prep.settings, k)]
-    if not prep.backends:
-        empty.append("installed back ends")
-    if empty or not (not prep.case.sampled or prep.case.partials):
-        what = ", ".join(empty) or "orders"
-        print(
-            f"harness {args.command}: nothing to run: the selection leaves no {what} "
-            f"for {args.case}",
-            file=sys.stderr,
-        )
-        return None
-    return prep
-
-
-def _study_json(text: str | None) -> dict | None:
-    if not text:
-        return None
-    import json
-
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--study is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError("--study must be a JSON object of study settings")
-    return data
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
@@ -248,7 +133,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_reference(args: argparse.Namespace) -> int:
     from harness.stages.reference import reference_stage
 
-    prep = _prepare(args)
+    prep = prepare_case(args)
     if prep is None:
         return EXIT_INVALID
     table, meta = reference_stage(prep, args.results, not args.no_cache, Progress())
@@ -270,7 +155,7 @@ def _cmd_reference(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from harness.stages.evaluate import evaluate_stage
 
-    prep = _prepare(args)
+    prep = prepare_case(args)
     if prep is None:
         return EXIT_INVALID
     from harness.backends.catalogue import load
@@ -303,7 +188,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from harness.stages.compare import compare_stage
 
-    prep = _prepare(args)
+    prep = prepare_case(args)
     if prep is None:
         return EXIT_INVALID
     try:
@@ -318,7 +203,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from harness.stages.run import run_stages
 
-    prep = _prepare(args)
+    prep = prepare_case(args)
     if prep is None:
         return EXIT_INVALID
     errors = run_stages(prep, args.results, not args.no_cache, Progress(), not args.no_bisect)
@@ -350,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_schema)
 
     p = sub.add_parser("run", help="one case end to end: reference, evaluate, compare")
-    _add_selection(p)
+    add_selection(p)
     p.add_argument("--no-cache", action="store_true", help="recompute every reference value")
     p.add_argument(
         "--no-bisect",
@@ -361,14 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("reference", help="the mpmath reference of one case (no TensorFlow)")
-    _add_selection(p)
+    add_selection(p)
     p.add_argument("--no-cache", action="store_true", help="recompute every reference value")
     p.set_defaults(func=_cmd_reference)
 
     p = sub.add_parser(
         "evaluate", help="the derivatives of one case in each back end (--backends: which)"
     )
-    _add_selection(p)
+    add_selection(p)
     p.add_argument(
         "--no-bisect",
         action="store_true",
@@ -388,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("compare", help="judge evaluations against the reference")
-    _add_selection(p)
+    add_selection(p)
     p.add_argument("--table", action="store_true", help="also print every combination's counts")
     p.set_defaults(func=_cmd_compare)
 
