@@ -48,7 +48,7 @@ def print_summary(prep, errors, results: str | Path, table: bool = False) -> Non
         summary = summarise_case(errors, list(prep.case.input_names), domains=False)
         print(format_summary(summary) + "\n")
     path = Path(results) / prep.case.id / "errors.parquet"
-    stated = statements(case_findings(path))
+    stated = statements(case_findings(path), texts=20)
     if stated.empty:
         print(f"{prep.case.id}: no findings: every judged value is ok.")
     else:

@@ -293,6 +293,10 @@ def test_statements_rank_across_cases_autodiff_before_finite_differences():
     # The autodiff NaN (one point, later case) leads the finite differences' two points.
     assert list(s["case"]) == ["b_case", "a_case"]
     assert list(s["methods"]) == ["reverse", "finite_difference"]
+    # Written out only as far as asked (the command line prints the first 20).
+    first = statements(both, texts=1)
+    assert list(first["text"]) == [s["text"][0], ""]
+    assert "at x = 200: got nan" in s["text"][0] and "finite_difference" in s["text"][1]
 
 
 def test_the_worst_point_comes_from_the_ways_most_of_them_share():

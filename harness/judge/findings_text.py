@@ -153,21 +153,28 @@ def rank(findings: pd.DataFrame) -> np.ndarray:
     return keys.sort_values(list(keys.columns), ascending=False, kind="stable").index.to_numpy()
 
 
-def statements(findings: pd.DataFrame) -> pd.DataFrame:
+def statements(findings: pd.DataFrame, texts: int | None = None) -> pd.DataFrame:
     """One row per statement (findings grouped by case and ``group``), ranked across
     cases, with the implementations joined and the text rewritten to name them all; the
     same statement in several back ends (the same interval, outcomes, points and methods;
     the modes each framework has aside) is one statement naming the frameworks
-    (``backends``: their names, joined)."""
+    (``backends``: their names, joined). With ``texts``, only the first ``texts``
+    statements are written out (the others' ``text`` is empty)."""
     if findings.empty:
         return findings.assign(implementations=pd.Series(dtype=str), backends=pd.Series(dtype=str))
-    rows = []
-    for _, g in findings.groupby(["case", "group"], sort=False):
-        first = g.iloc[0].to_dict()
-        impls = list(dict.fromkeys(g["implementation"]))
-        first["implementations"] = ", ".join(impls)
-        first["members"] = len(g)
-        rows.append(first)
+    # The groups in the order they first appear (as ``groupby(sort=False)``, without a
+    # frame per group): each one's first row, its implementations and its size.
+    keys = findings[["case", "group"]]
+    whole = keys.notna().all(axis=1).to_numpy()
+    groups: dict[tuple, list[int]] = {}
+    for pos, (key, ok) in enumerate(zip(map(tuple, keys.to_numpy().tolist()), whole)):
+        if ok:
+            groups.setdefault(key, []).append(pos)
+    impl = findings["implementation"].to_numpy()
+    rows = findings.iloc[[members[0] for members in groups.values()]].to_dict("records")
+    for first, members in zip(rows, groups.values()):
+        first["implementations"] = ", ".join(dict.fromkeys(impl[members]))
+        first["members"] = len(members)
     merged: dict[tuple, list[dict]] = {}
     for r in rows:
         merged.setdefault(_across_backends(r), []).append(r)
@@ -184,11 +191,16 @@ def statements(findings: pd.DataFrame) -> pd.DataFrame:
             for k, v in enumerate(variants[0]):
                 v["modes"] = _union(vs[k]["modes"] for vs in variants)
             first["variants"] = json.dumps(variants[0])
-        first["text"] = finding_text({**first, "implementation": first["implementations"]})
         out.append(first)
-    frame = pd.DataFrame(out).reset_index(drop=True)
     # One ranking across cases, as each case ranks its own.
-    return frame.iloc[rank(frame)].reset_index(drop=True)
+    order = rank(pd.DataFrame(out))
+    wanted = len(out) if texts is None else texts
+    for k, i in enumerate(order):
+        r = out[i]
+        r["text"] = (
+            finding_text({**r, "implementation": r["implementations"]}) if k < wanted else ""
+        )
+    return pd.DataFrame(out).iloc[order].reset_index(drop=True)
 
 
 _MODES = ("eager", "function", "xla", "jit", "compile")
