@@ -7,7 +7,6 @@ from snakemake.utils import min_version
 from harness.workflow import (
     backend_files,
     backend_pattern,
-    census_cases,
     check_config,
     discover_cases,
     evaluate_mem_mb,
@@ -16,6 +15,14 @@ from harness.workflow import (
     stage_settings,
     stage_sources,
     study_backends,
+)
+from harness.workflow_census import (
+    census_batches,
+    census_cases,
+    census_evaluations,
+    census_parts,
+    census_priority,
+    census_settings,
 )
 
 min_version("8.0")

@@ -29,7 +29,10 @@ def main() -> None:
     for path in [*logs.glob("*/*.benchmark.tsv"), *logs.glob("*.benchmark.tsv")]:
         rows = list(csv.reader(path.open(), delimiter="\t"))
         stage = path.name.removesuffix(".benchmark.tsv")
-        stage = ".".join(stage.split(".")[:2]) if stage.startswith("evaluate") else stage
+        # evaluate.<backend> (a batch's job; evaluate_case.<backend>.<piece> before the
+        # census ran in batches), compare.<part>, reference, collect, ...
+        parts = stage.split(".")
+        stage = ".".join(parts[:2]) if stage.startswith("evaluate") else parts[0]
         seconds[stage] += float(rows[1][0])
         jobs[stage] += 1
     print("job seconds by stage:")

@@ -14,7 +14,7 @@ from harness.cli_causes import add_cause_commands
 from harness.cli_census import add_census_commands
 from harness.cli_output import EXIT_INVALID, Progress, print_summary, run_diff
 from harness.cli_probe import add_probe_commands
-from harness.cli_selection import add_selection, prepare_case
+from harness.cli_selection import add_selection, each_case, prepare_case
 
 __all__ = ["EXIT_INVALID", "main"]
 
@@ -245,15 +245,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--table", action="store_true", help="also print every combination's counts")
     p.set_defaults(func=_cmd_run)
 
-    p = sub.add_parser("reference", help="the mpmath reference of one case (no TensorFlow)")
-    add_selection(p)
+    p = sub.add_parser("reference", help="the mpmath reference of cases (no framework)")
+    add_selection(p, many=True)
     p.add_argument("--no-cache", action="store_true", help="recompute every reference value")
-    p.set_defaults(func=_cmd_reference)
+    p.set_defaults(func=each_case(_cmd_reference))
 
     p = sub.add_parser(
-        "evaluate", help="the derivatives of one case in each back end (--backends: which)"
+        "evaluate", help="the derivatives of cases in each back end (--backends: which)"
     )
-    add_selection(p)
+    add_selection(p, many=True)
     p.add_argument(
         "--no-bisect",
         action="store_true",
@@ -270,12 +270,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="evaluate only this piece (all, DTYPE or DTYPE.METHOD, as the study's `split` "
         "setting cuts it; default: every piece)",
     )
-    p.set_defaults(func=_cmd_evaluate)
+    p.set_defaults(func=each_case(_cmd_evaluate))
 
-    p = sub.add_parser("compare", help="judge evaluations against the reference")
-    add_selection(p)
+    p = sub.add_parser("compare", help="judge cases' evaluations against the reference")
+    add_selection(p, many=True)
     p.add_argument("--table", action="store_true", help="also print every combination's counts")
-    p.set_defaults(func=_cmd_compare)
+    p.set_defaults(func=each_case(_cmd_compare))
 
     add_probe_commands(sub)
     add_cause_commands(sub)

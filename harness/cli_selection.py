@@ -7,7 +7,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-__all__ = ["add_selection", "check_selection", "csv_of", "prepare_case", "study_json"]
+__all__ = [
+    "add_selection",
+    "check_selection",
+    "csv_of",
+    "each_case",
+    "prepare_case",
+    "study_json",
+]
 
 
 def csv_of(kind):
@@ -18,10 +25,19 @@ def csv_of(kind):
     return parse
 
 
-def add_selection(p: argparse.ArgumentParser) -> None:
+def add_selection(p: argparse.ArgumentParser, many: bool = False) -> None:
+    """The case file (with ``many``, one or more) and the narrowing options."""
     from harness.cases.schema import BACKENDS, DTYPES, METHODS, MODES
 
-    p.add_argument("case", help="the case file (cases/NAME.yaml)")
+    if many:
+        p.add_argument(
+            "case",
+            nargs="+",
+            help="case files (cases/NAME.yaml), each in turn in this one process (the "
+            "census's batches: a framework starts once for all of them)",
+        )
+    else:
+        p.add_argument("case", help="the case file (cases/NAME.yaml)")
     p.add_argument(
         "--backends",
         type=csv_of(str),
@@ -126,3 +142,27 @@ def study_json(text: str | None) -> dict | None:
     if not isinstance(data, dict):
         raise ValueError("--study must be a JSON object of study settings")
     return data
+
+
+def each_case(command):
+    """``command`` run for each of the case files given, in this process: the worst exit
+    status of them all. A case that fails says so and the next one runs; what the others
+    wrote stays."""
+
+    def run(args: argparse.Namespace) -> int:
+        if isinstance(args.case, str):
+            return command(args)
+        worst = 0
+        for path in args.case:
+            one = argparse.Namespace(**{**vars(args), "case": path})
+            try:
+                status = command(one)
+            except Exception as exc:  # noqa: BLE001 - one case's crash; the others still run
+                print(
+                    f"harness {args.command}: {path}: {type(exc).__name__}: {exc}", file=sys.stderr
+                )
+                status = 1
+            worst = max(worst, status)
+        return worst
+
+    return run

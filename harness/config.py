@@ -127,6 +127,7 @@ class Settings:
     backends: tuple[str, ...] = (DEFAULT_BACKEND,)  # the frameworks the case runs in
     split: tuple[str, ...] = ()  # what evaluation jobs are split by (harness.stages.pieces)
     localise: bool = True  # failing derivatives localised to a primitive (harness.causes)
+    batch: int | None = None  # every evaluation batch padded to this many points at least
 
     @property
     def highest_order(self) -> int:
@@ -197,4 +198,5 @@ def settings_for(
             k for k in SPLIT_KEYS if k in (config.data.get("split") or {}).get(setting, ())
         ),
         localise=bool(config.data.get("localise", True)),
+        batch=config.data.get("batch"),
     )

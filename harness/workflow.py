@@ -24,7 +24,6 @@ __all__ = [
     "backend_pattern",
     "case_backends",
     "case_pieces",
-    "census_cases",
     "check_config",
     "discover_cases",
     "evaluate_mem_mb",
@@ -52,6 +51,7 @@ _STAGE_KEYS = {
     # and the tolerances are its settings too.
     "evaluate": (
         "localise",
+        "batch",
         "split",
         "backends",
         "precision",
@@ -241,18 +241,6 @@ def job_priority(config: dict[str, Any], folder: str | Path = "cases"):
         return cache[case]
 
     return priority
-
-
-def census_cases(config: dict[str, Any], folder: str | Path = "census/cases") -> list[str]:
-    """Write the kernel census's case files for the study's setting (its ``census``
-    block: the dtypes and the magnitudes per sign) and return their ids."""
-    from harness.census.cases import write_cases
-
-    setting = config.get("setting", "full")
-    block = (config.get("census") or {}).get(setting) or {}
-    dtypes = [d for d in block.get("dtypes", config.get("dtypes", [])) if d]
-    paths = write_cases(folder, dtypes, int(block.get("per_sign", 48)))
-    return sorted(p.stem for p in paths)
 
 
 def discover_cases(folder: str | Path = "cases") -> tuple[list[str], list[str]]:

@@ -1,60 +1,105 @@
 # The kernel census (harness.census): every operator of the table in each framework's own
 # kernel, over its whole domain. Its case files are written from the operator table when
-# the workflow is read (a file is rewritten only when its text changes), then each goes
-# through the study's own rules, with census/cases/ and results/census/ in place of
-# cases/ and results/ (the rules' params follow from their outputs). `snakemake census`
-# runs it; the default study does not.
+# the workflow is read (a file is rewritten only when its text changes), then go through
+# the study's stages in batches, with census/cases/ and results/census/ in place of
+# cases/ and results/. `snakemake census` runs it; the default study does not.
 
 CENSUS_CASES = census_cases(config, "census/cases")
+# The cases in a few batches, each kernel's layouts together (harness.workflow_census):
+# per batch one reference job, one evaluation job per framework and two comparison jobs,
+# each a single process over its case files.
+CENSUS_BATCHES = census_batches(config, CENSUS_CASES, "census/cases")
 
 
-use rule compute_reference as census_reference with:
-    input:
-        case="census/cases/{case}.yaml",
-        code=stage_sources("reference"),
-    output:
-        "results/census/{case}/reference.parquet",
-        timings="results/census/{case}/reference.timings.parquet",
-    log:
-        "logs/census/{case}/compute_reference.log",
-    benchmark:
-        "logs/census/{case}/compute_reference.benchmark.tsv"
+for batch, members in CENSUS_BATCHES.items():
 
+    rule:
+        name:
+            f"census_reference_{batch}"
+        input:
+            cases=expand("census/cases/{case}.yaml", case=members),
+            code=stage_sources("reference"),
+        output:
+            tables=expand("results/census/{case}/reference.parquet", case=members),
+            timings=expand("results/census/{case}/reference.timings.parquet", case=members),
+        params:
+            study=census_settings(config, "reference"),
+        log:
+            f"logs/census/{batch}/reference.log",
+        benchmark:
+            f"logs/census/{batch}/reference.benchmark.tsv"
+        resources:
+            mem_mb=1500,
+        conda:
+            "../environment.yml"
+        shell:
+            "python -m harness reference {input.cases} --results results/census --study {params.study:q} > {log} 2>&1"
 
-use rule evaluate_case as census_evaluate with:
-    input:
-        case="census/cases/{case}.yaml",
-        reference="results/census/{case}/reference.parquet",
-        code=lambda w: stage_sources("evaluate", backend=w.backend),
-    output:
-        evaluations="results/census/{case}/{backend}/{piece}/evaluations.parquet",
-        edges="results/census/{case}/{backend}/{piece}/edges.parquet",
-        localised="results/census/{case}/{backend}/{piece}/localised.parquet",
-        timings="results/census/{case}/{backend}/{piece}/timings.parquet",
-    log:
-        "logs/census/{case}/evaluate_case.{backend}.{piece}.log",
-    benchmark:
-        "logs/census/{case}/evaluate_case.{backend}.{piece}.benchmark.tsv"
-    priority: 0
+    for backend in BACKENDS:
 
+        rule:
+            name:
+                f"census_evaluate_{batch}_{backend}"
+            input:
+                cases=expand("census/cases/{case}.yaml", case=members),
+                references=expand("results/census/{case}/reference.parquet", case=members),
+                code=stage_sources("evaluate", backend=backend),
+            output:
+                **census_evaluations(config, members, backend),
+            params:
+                study=census_settings(config, "evaluate", backend),
+                backend=backend,
+            log:
+                f"logs/census/{batch}/evaluate.{backend}.log",
+            benchmark:
+                f"logs/census/{batch}/evaluate.{backend}.benchmark.tsv"
+            threads: 1
+            # The first batch first (its comparison then runs beside the next batches'
+            # evaluations), and in a batch the study's back ends in its order
+            # (TensorFlow's jobs, first in config/study.yaml, are the longest).
+            priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, backend)
+            # The evaluating process grows with the kernels it has traced (TensorFlow's
+            # batch of the quick census peaks at about 6.6 GB).
+            resources:
+                mem_mb=8000,
+            conda:
+                "../environment.yml"
+            shell:
+                "python -m harness evaluate {input.cases} --backends {params.backend} --results results/census --threads {threads} --study {params.study:q} > {log} 2>&1"
 
-use rule compare_case as census_compare with:
-    input:
-        case="census/cases/{case}.yaml",
-        reference="results/census/{case}/reference.parquet",
-        evaluations=backend_files(config, "evaluations", "census/cases", "results/census"),
-        edges=backend_files(config, "edges", "census/cases", "results/census"),
-        localised=backend_files(config, "localised", "census/cases", "results/census"),
-        code=stage_sources("compare"),
-    output:
-        errors="results/census/{case}/errors.parquet",
-        summary="results/census/{case}/summary.parquet",
-        findings="results/census/{case}/findings.parquet",
-    log:
-        "logs/census/{case}/compare_case.log",
-    benchmark:
-        "logs/census/{case}/compare_case.benchmark.tsv"
-    priority: 0
+    # The comparison in two jobs a batch, so that the last batch's runs on both cores.
+    for part, judged in census_parts(members, 2).items():
+
+        rule:
+            name:
+                f"census_compare_{batch}_{part}"
+            input:
+                cases=expand("census/cases/{case}.yaml", case=judged),
+                references=expand("results/census/{case}/reference.parquet", case=judged),
+                evaluations=[
+                    f
+                    for b in BACKENDS
+                    for name, files in census_evaluations(config, judged, b).items()
+                    if name != "timings"
+                    for f in files
+                ],
+                code=stage_sources("compare"),
+            output:
+                errors=expand("results/census/{case}/errors.parquet", case=judged),
+                summaries=expand("results/census/{case}/summary.parquet", case=judged),
+                findings=expand("results/census/{case}/findings.parquet", case=judged),
+            params:
+                study=census_settings(config, "compare"),
+            log:
+                f"logs/census/{batch}/compare.{part}.log",
+            benchmark:
+                f"logs/census/{batch}/compare.{part}.benchmark.tsv"
+            resources:
+                mem_mb=1500,
+            conda:
+                "../environment.yml"
+            shell:
+                "python -m harness compare {input.cases} --results results/census --study {params.study:q} > {log} 2>&1"
 
 
 # The census's root causes, as the study's (`harness collect`), and each one's standalone

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from harness.results import read_metadata, read_table
 
@@ -445,22 +446,20 @@ def test_a_back_end_s_files_are_derived_from_its_imports(backend):
         assert not any(d.startswith(f"backends/{o}/") for d in derived - registry for o in others)
 
 
-def test_the_census_is_its_own_target_with_one_job_per_stage_case_and_back_end(tmp_path):
+def test_the_census_is_its_own_target_with_one_job_per_stage_batch_and_back_end(tmp_path):
     """``snakemake census`` writes the census's case files from the operator table and
-    plans the study's own three stages for each (in each back end), then the atlas; the
-    default target plans none of it."""
+    plans the study's three stages for each batch of them (the evaluation once per back
+    end), then the atlas; the default target plans none of it."""
     from .test_census import _expected_cases
 
     where = _copy(tmp_path)
-    n = len(_expected_cases())
-    assert _planned(where, "census") == {
-        "census_reference": n,
-        "census_evaluate": 3 * n,  # the quick setting: one piece per case and back end
-        "census_compare": n,
-        "census_collect": 1,
-        "census_reproduce": 3,  # one per back end
-        "census_atlas": 1,
-        "census": 1,
-    }
+    config = yaml.safe_load((where / "config" / "study.yaml").read_text())
+    batches = [f"b{i}" for i in range(1, config["census"]["quick"]["batches"] + 1)]
+    backends = ("tensorflow", "jax", "torch")
+    expected = {f"census_reference_{b}": 1 for b in batches}
+    expected |= {f"census_evaluate_{b}_{k}": 1 for b in batches for k in backends}
+    expected |= {f"census_compare_{b}_{part}": 1 for b in batches for part in (1, 2)}
+    expected |= {"census_collect": 1, "census_reproduce": 3, "census_atlas": 1, "census": 1}
+    assert _planned(where, "census") == expected
     assert {p.stem for p in (where / "census" / "cases").glob("*.yaml")} == _expected_cases()
     assert not [rule for rule in _planned(where) if rule.startswith("census")]

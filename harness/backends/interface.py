@@ -69,6 +69,8 @@ class Backend(Protocol):
         progress: Callable[[int, int], None] | None = None,
         max_order: Mapping[str, int] | None = None,
         edges=None,
+        batch: int | None = None,
     ) -> tuple[pd.DataFrame, Any]:
         """The rows (:data:`EVALUATION_COLUMNS`) and statistics (a dataclass); ``edges``
-        (:class:`harness.edges.finder.EdgeFinder`) is handed each (method, dtype)."""
+        (:class:`harness.edges.finder.EdgeFinder`) is handed each (method, dtype); each
+        batch has ``batch`` points at least (:mod:`harness.backends.padding`)."""

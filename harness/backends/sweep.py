@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from harness.backends.interface import NotApplicable
+from harness.backends.padding import padded
 from harness.registered import catalogue as registry
 
 __all__ = ["EvaluationStats", "Framework", "NotApplicable", "evaluate_case"]
@@ -64,6 +65,7 @@ class EvaluationStats:
     seconds: float = 0.0
     bisect_seconds: float = 0.0  # of ``seconds``: finding exact edges
     traces: int = 0  # compiled functions made (the framework counts them)
+    width: int = 0  # inputs per call: the largest batch, padded (the ``batch`` setting)
 
 
 class _Failure:
@@ -172,9 +174,11 @@ def evaluate_case(
     progress: Callable[[int, int], None] | None = None,
     max_order: Mapping[str, int] | None = None,
     edges=None,
+    batch: int | None = None,
 ) -> tuple[pd.DataFrame, EvaluationStats]:
     """Every implementation x method x mode x dtype x partial at every point: the rows of
-    :data:`harness.backends.interface.EVALUATION_COLUMNS`."""
+    :data:`harness.backends.interface.EVALUATION_COLUMNS`; each batch at ``batch`` points
+    at least (:func:`harness.backends.padding.padded`)."""
     stats = EvaluationStats()
     started = time.perf_counter()
     names = list(case.input_names)
@@ -188,7 +192,9 @@ def evaluate_case(
         if pts.empty:
             done += len(methods) * len(modes)
             continue
-        inputs = {n: pts[n].to_numpy(np.float64) for n in names}
+        inputs = padded({n: pts[n].to_numpy(np.float64) for n in names}, batch)
+        width = len(next(iter(inputs.values())))
+        stats.width = max(stats.width, width)
         fns: dict[str, Callable | NotApplicable | _Failure] = {}
         for impl in case.implementations:
             try:
@@ -232,6 +238,7 @@ def evaluate_case(
                                 by_partial.get(p),
                                 pts,
                                 seconds,
+                                width,
                             )
                         )
                 done += 1
@@ -248,7 +255,7 @@ def evaluate_case(
                     applicable,
                     list(modes),
                     lambda mode, new, runners=runners: runners[mode].evaluate_at(new),
-                    len(pts),
+                    width,
                 )
                 stats.bisect_seconds += time.perf_counter() - t0
     stats.seconds = time.perf_counter() - started
@@ -259,7 +266,11 @@ def evaluate_case(
     return pd.concat(frames, ignore_index=True), stats
 
 
-def _rows(case, impl, method, mode, dtype, p, value, pts: pd.DataFrame, seconds) -> pd.DataFrame:
+def _rows(
+    case, impl, method, mode, dtype, p, value, pts: pd.DataFrame, seconds, width: int
+) -> pd.DataFrame:
+    """One partial's rows at the case's points (the first ``len(pts)`` of a batch of
+    ``width``)."""
     n = len(pts)
     if isinstance(value, NotApplicable):
         values, status, message = np.full(n, np.nan), "not_applicable", str(value)
@@ -269,11 +280,11 @@ def _rows(case, impl, method, mode, dtype, p, value, pts: pd.DataFrame, seconds)
         values, status, message = np.full(n, np.nan), "missing", "the framework returned None"
     else:
         values = np.asarray(value, dtype=np.float64)
-        if values.shape != (n,):
+        if values.shape != (width,):
             values, status = np.full(n, np.nan), "error"
-            message = f"expected {n} values, got shape {np.shape(value)}"
+            message = f"expected {width} values, got shape {np.shape(value)}"
         else:
-            status, message = "value", ""
+            values, status, message = values[:n], "value", ""
     return pd.DataFrame(
         {
             "implementation": impl,

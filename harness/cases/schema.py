@@ -46,6 +46,7 @@ _NUMBER = {"type": "number"}
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _COUNT = {"type": "integer", "minimum": 1, "maximum": 100000}
 _PER_SIGN, _SETTINGS = {"type": "integer", "minimum": 4, "maximum": 4096}, ("quick", "full")
+_BATCH = {"type": "integer", "minimum": 1, "maximum": 65536}
 _SIGNS = {"enum": ["positive", "negative", "both"], "default": "positive"}
 _INCLUDE = {
     "type": "array",
@@ -333,6 +334,14 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "max_points": {"type": ["integer", "null"], "minimum": 1},
             # Failing derivatives localised to a primitive (the root causes' evidence).
             "localise": {"type": "boolean"},
+            "batch": {
+                **_BATCH,
+                "type": ["integer", "null"],
+                "description": "Evaluate every batch at this many points at least, the "
+                "last ones copies of the first (null: each case's own count): one shape "
+                "for every case a process evaluates, so a framework traces and compiles "
+                "per shape once for all of them.",
+            },
             "setting": {
                 "enum": ["quick", "full"],
                 "description": "`full` runs the lists above; `quick` narrows them by the "
@@ -345,9 +354,21 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 "per setting: [] one job, [dtype] one per dtype, [dtype, method] one per both.",
             ),
             "census": _obj(
-                {s: _obj({"dtypes": _list_of(DTYPES), "per_sign": _PER_SIGN}) for s in _SETTINGS},
-                description="The kernel census (`snakemake census`), per setting: its dtypes "
-                "and the log-spaced magnitudes per sign and dtype of each argument.",
+                {
+                    s: _obj(
+                        {
+                            "dtypes": _list_of(DTYPES),
+                            "per_sign": _PER_SIGN,
+                            "batch": _BATCH,
+                            "batches": {"type": "integer", "minimum": 1, "maximum": 256},
+                        }
+                    )
+                    for s in _SETTINGS
+                },
+                description="The kernel census (`snakemake census`), per setting: its dtypes, "
+                "the log-spaced magnitudes per sign and dtype of each argument, the one "
+                "batch size its evaluations share (`batch` above) and the number of "
+                "batches its cases run in (a process per batch and framework).",
             ),
             "tolerances": _obj(
                 {d: _TOLERANCE_ROW for d in DTYPES},

@@ -62,6 +62,7 @@ def evaluate(
         (lambda i, n: progress(label, i, n)) if progress else None,
         s.max_order,
         edges,
+        s.batch,
     )
     stats = {**dataclasses.asdict(stats), "bisection": edges.stats if edges else None}
     if edges is not None:

@@ -87,11 +87,20 @@ class JaxBackend:
         return out
 
     def evaluate_case(
-        self, case, points, dtypes, methods, modes, progress=None, max_order=None, edges=None
+        self,
+        case,
+        points,
+        dtypes,
+        methods,
+        modes,
+        progress=None,
+        max_order=None,
+        edges=None,
+        batch=None,
     ):
         fw = _Framework(case.input_names)
         table, stats = sweep.evaluate_case(
-            fw, case, points, dtypes, methods, modes, progress, max_order, edges
+            fw, case, points, dtypes, methods, modes, progress, max_order, edges, batch
         )
         stats.traces = fw.compiled.traces
         return table, stats

@@ -27,10 +27,10 @@ class TensorFlowBackend:
 
     @staticmethod
     def evaluate_case(
-        case, points, dtypes, methods, modes, progress=None, max_order=None, edges=None
+        case, points, dtypes, methods, modes, progress=None, max_order=None, edges=None, batch=None
     ):
         return evaluate.evaluate_case(
-            case, points, dtypes, methods, modes, progress, max_order, edges
+            case, points, dtypes, methods, modes, progress, max_order, edges, batch
         )
 
 

@@ -26,6 +26,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -33,6 +34,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from harness.backends.interface import NotApplicable  # noqa: E402
+from harness.backends.padding import padded  # noqa: E402
 from harness.backends.tensorflow.build import build_implementation  # noqa: E402
 from harness.backends.tensorflow.derivatives import derivatives, prefix_closure  # noqa: E402
 from harness.backends.tensorflow.tfimport import one_order, tf  # noqa: E402
@@ -66,6 +68,7 @@ class EvaluationStats:
     fallbacks: int = 0
     seconds: float = 0.0
     bisect_seconds: float = 0.0  # of ``seconds``: finding exact edges
+    width: int = 0  # inputs per call: the largest batch, padded (the ``batch`` setting)
 
 
 _NESTING = {
@@ -258,6 +261,7 @@ def evaluate_case(
     progress: Callable[[int, int], None] | None = None,
     max_order: Mapping[str, int] | None = None,
     edges=None,
+    batch: int | None = None,
 ) -> tuple[pd.DataFrame, EvaluationStats]:
     """Evaluate every combination; one row per (implementation, method, mode, dtype, partial, point).
 
@@ -267,7 +271,8 @@ def evaluate_case(
     ``missing`` or ``error``. ``max_order`` caps the order per method (the ``quick``
     setting); a method's partials above its cap get no rows. ``edges`` (a
     :class:`harness.edges.finder.EdgeFinder`) is handed each (dtype, method) as soon as it
-    is evaluated, with its compiled functions still alive, to bisect its edges.
+    is evaluated, with its compiled functions still alive, to bisect its edges. Each batch
+    has ``batch`` points at least (:func:`harness.backends.padding.padded`).
     """
     stats = EvaluationStats()
     started = time.perf_counter()
@@ -286,7 +291,10 @@ def evaluate_case(
             done += len(methods) * len(mode_list)
             continue
         tf_dtype = TF_DTYPES[dtype]
-        xs = {n: tf.constant(pts[n].to_numpy(np.float64), dtype=tf_dtype) for n in names}
+        columns = padded({n: pts[n].to_numpy(np.float64) for n in names}, batch)
+        xs = {n: tf.constant(v, dtype=tf_dtype) for n, v in columns.items()}
+        width = len(next(iter(columns.values())))
+        stats.width = max(stats.width, width)
         fns = {
             i.name: build_implementation(i, names, tf_dtype, case.functions)
             for i in case.implementations
@@ -325,12 +333,12 @@ def evaluate_case(
                         pd.concat(group_frames, ignore_index=True),
                         group,
                         lambda mode, inputs, runners=runners: runners[mode].evaluate_at(inputs),
-                        len(pts),
+                        width,
                     )
                     stats.bisect_seconds += time.perf_counter() - t0
                 runners.clear()
                 _GRAPHS.clear()
-                _release_forward_mode_cache()
+                _release_forward_mode_cache(keep=batch is not None)
     stats.seconds = time.perf_counter() - started
     return pd.concat(frames, ignore_index=True), stats
 
@@ -361,7 +369,7 @@ def _rows(
     elif value is None:
         values, status, message = np.full(n, np.nan), "missing", "the framework returned None"
     else:
-        values, status, message = value, "value", ""
+        values, status, message = value[:n], "value", ""
     return pd.DataFrame(
         {
             "implementation": impl,
@@ -379,25 +387,46 @@ def _rows(
     )
 
 
-def _release_forward_mode_cache() -> None:
-    """Drop the forward-mode helpers TensorFlow traced for the method just finished.
+#: A process keeping TensorFlow's forward-mode helpers for the cases after this one (the
+#: ``batch`` setting) drops them all the same once it holds this much memory. (Dropping
+#: them frees little: 3.11 to 2.75 GB after five census kernels; what grows is held
+#: elsewhere in TensorFlow. The quick census's largest batch peaks at about 6.6 GB.)
+KEEP_LIMIT_BYTES = 12 * 2**30
+
+
+def _release_forward_mode_cache(keep: bool = False) -> None:
+    """Drop the forward-mode helpers TensorFlow traced for the method just finished
+    (unless ``keep``, while the process holds less than :data:`KEEP_LIMIT_BYTES`).
 
     TensorFlow computes each op's JVP with a small traced function, cached per op, dtype
     and shape for the life of the process (``tensorflow/python/eager/forwardprop.py``);
     under nested accumulators these run into gigabytes (3.1 GB for ``-a/b`` at order 4
     in float32) and are never used by another dtype. Releasing them bounds the memory of
-    a case to its largest method and dtype, and resets TensorFlow's per-op trace counter, so each
-    dtype is evaluated as in a fresh process whatever ran before it. Only caches are
-    touched: no value changes.
+    a case to its largest method and dtype. Kept, they serve the next cases of one batch
+    shape (:mod:`harness.backends.padding`): a helper is a function of its op, attributes,
+    dtypes and shapes only. TensorFlow's per-op trace counter (past 32 traces of an op it
+    traces for any shape) is reset either way, so each dtype is traced as in a fresh
+    process whatever ran before it. Only caches are touched: no value changes.
     """
     try:
         from tensorflow.python.eager import forwardprop
     except ImportError:  # pragma: no cover - a TensorFlow without the module
         return
-    cache = getattr(forwardprop, "_jvp_function_cache", None)
-    if cache is not None and hasattr(cache, "clear"):
-        cache.clear()
     counts = getattr(forwardprop, "_TRACE_COUNT", None)
     if isinstance(counts, dict):
         counts.clear()
+    if keep and _resident_bytes() < KEEP_LIMIT_BYTES:
+        return
+    cache = getattr(forwardprop, "_jvp_function_cache", None)
+    if cache is not None and hasattr(cache, "clear"):
+        cache.clear()
     gc.collect()
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory (Linux; 0 where ``/proc`` does not say)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE")

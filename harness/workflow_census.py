@@ -1,0 +1,128 @@
+"""The Snakefile's helpers for the kernel census (``rules/census.smk``): its case files,
+the batches its cases run in, and the settings and files of each batch's jobs.
+
+The census runs many small cases (one per kernel and layout). A job per case and
+framework would start each framework once per case (PyTorch's import alone is most of a
+PyTorch job) and trace every kernel's forward-mode helpers and compile its primitives in
+a shape of its own. So the census's cases go in a few batches: per batch, one reference
+job, one evaluation job per framework (``harness evaluate`` over the batch's case files,
+every batch padded to the census's ``batch`` size: :mod:`harness.backends.padding`), and
+two comparison jobs (they share nothing: the last batch's two run side by side).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.workflow import case_pieces, evaluation_cost, stage_settings
+
+__all__ = [
+    "EVALUATION_TABLES",
+    "census_batches",
+    "census_block",
+    "census_cases",
+    "census_evaluations",
+    "census_parts",
+    "census_priority",
+    "census_settings",
+]
+
+#: What each evaluation piece writes (:mod:`harness.stages.evaluate`).
+EVALUATION_TABLES = ("evaluations", "edges", "localised", "timings")
+
+
+def census_block(config: dict[str, Any]) -> dict[str, Any]:
+    """The census's settings for the study's setting (its ``census`` block)."""
+    setting = config.get("setting", "full")
+    return dict((config.get("census") or {}).get(setting) or {})
+
+
+def census_cases(config: dict[str, Any], folder: str | Path = "census/cases") -> list[str]:
+    """Write the kernel census's case files for the study's setting (its ``census``
+    block: the dtypes and the magnitudes per sign) and return their ids."""
+    from harness.census.cases import write_cases
+
+    block = census_block(config)
+    dtypes = [d for d in block.get("dtypes", config.get("dtypes", [])) if d]
+    paths = write_cases(folder, dtypes, int(block.get("per_sign", 48)))
+    return sorted(p.stem for p in paths)
+
+
+def census_batches(
+    config: dict[str, Any], cases: list[str], folder: str | Path = "census/cases"
+) -> dict[str, list[str]]:
+    """The census's cases in the block's ``batches`` groups (``b1``, ``b2``, ...), each
+    kernel's layouts (``census_pow_grid``, ``census_pow_diagonal``) in one group, where
+    they share their traces, and the groups balanced by :func:`evaluation_cost`, the
+    costliest kernels placed first."""
+    count = max(1, int(census_block(config).get("batches", 1)))
+    kernels: dict[str, list[str]] = {}
+    for case in sorted(cases):
+        kernels.setdefault(_kernel(case), []).append(case)
+    cost = {
+        k: sum(evaluation_cost(Path(folder) / f"{c}.yaml", config) for c in members)
+        for k, members in kernels.items()
+    }
+    groups: list[list[str]] = [[] for _ in range(min(count, len(kernels)) or 1)]
+    load = [0] * len(groups)
+    for k in sorted(kernels, key=lambda k: (-cost[k], k)):
+        i = min(range(len(groups)), key=lambda i: (load[i], i))
+        groups[i] += kernels[k]
+        load[i] += cost[k]
+    return {f"b{i + 1}": sorted(g) for i, g in enumerate(groups) if g}
+
+
+def census_parts(cases: list[str], count: int) -> dict[int, list[str]]:
+    """``cases`` dealt into ``count`` parts (1, 2, ...), in turn: jobs that need no
+    shared traces (the comparisons) split a batch to run side by side."""
+    parts = {i + 1: cases[i::count] for i in range(count)}
+    return {i: members for i, members in parts.items() if members}
+
+
+def _kernel(case: str) -> str:
+    for layout in ("_grid", "_diagonal"):
+        if case.endswith(layout):
+            return case[: -len(layout)]
+    return case
+
+
+def census_settings(config: dict[str, Any], stage: str, backend: str | None = None) -> str:
+    """The study settings a census job runs with (its rule's ``params``): the stage's
+    (:func:`harness.workflow.stage_settings`), narrowed to ``backend``, with the census's
+    ``batch`` size."""
+    part = json.loads(stage_settings(config, stage))
+    if backend is not None:
+        part["backends"] = [backend]
+    if stage == "evaluate" and census_block(config).get("batch"):
+        part["batch"] = census_block(config)["batch"]
+    return json.dumps(part, sort_keys=True, separators=(",", ":"))
+
+
+def census_evaluations(
+    config: dict[str, Any],
+    cases: list[str],
+    backend: str,
+    folder: str | Path = "census/cases",
+    results: str = "results/census",
+) -> dict[str, list[str]]:
+    """The tables a batch's evaluation job in ``backend`` writes, by name
+    (:data:`EVALUATION_TABLES`): one per case and piece."""
+    out: dict[str, list[str]] = {name: [] for name in EVALUATION_TABLES}
+    for case in cases:
+        for b, piece in case_pieces(Path(folder) / f"{case}.yaml", config):
+            if b == backend:
+                for name in EVALUATION_TABLES:
+                    out[name].append(f"{results}/{case}/{b}/{piece}/{name}.parquet")
+    return out
+
+
+def census_priority(
+    batches: dict[str, list[str]], batch: str, backends: list[str], backend: str
+) -> int:
+    """An evaluation job's ``priority``: the earlier batches first, and in a batch the
+    back ends in the study's order."""
+    return (len(batches) - list(batches).index(batch)) * (len(backends) + 1) + (
+        len(backends) - backends.index(backend)
+    )

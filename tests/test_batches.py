@@ -1,0 +1,116 @@
+"""Many cases in one process: the ``batch`` setting (every evaluation padded to one
+shape, :mod:`harness.backends.padding`), the stage commands over several case files,
+and the census's batches (:mod:`harness.workflow_census`).
+
+Expected values are exact: a cubic's derivatives at small dyadic points (every
+operation exact in float32), the padded elements' count, the partition's sets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from harness.backends.padding import padded
+from harness.config import load_config
+from harness.results import read_metadata
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
+
+from .conftest import ROOT, write_case
+
+_CUBIC = """\
+    title: a cubic
+    source: test
+    inputs:
+      x: {values: [-3.0, -1.5, -0.25, 0.0, 0.75, 2.0, 3.5]}
+    function: x*x*x - 2*x
+    derivatives: {wrt: x, orders: [1, 2, 3, 4]}
+    implementations:
+      cubic: {expression: x*x*x - 2*x}
+    dtypes: [float32, float64]
+    """
+
+
+def test_padding_adds_copies_of_the_first_point_and_nothing_else():
+    x, y = np.array([0.5, -2.0, 3.0]), np.array([1.0, 2.0, 4.0])
+    got = padded({"x": x, "y": y}, 5)
+    assert got["x"].tolist() == [0.5, -2.0, 3.0, 0.5, 0.5]
+    assert got["y"].tolist() == [1.0, 2.0, 4.0, 1.0, 1.0]
+    assert padded({"x": x}, None)["x"].tolist() == x.tolist()
+    assert padded({"x": x}, 2)["x"].tolist() == x.tolist()  # never cut
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_a_padded_evaluation_gives_the_case_its_own_rows(tmp_path, backend):
+    """With ``batch: 64`` the framework computes 64 inputs per call (the evaluation's
+    provenance says so) and the case gets its 7 points' rows, with the exact
+    derivatives of x^3 - 2x (3x^2 - 2, 6x) by reverse and forward mode, as without
+    padding."""
+    path = write_case(tmp_path, "cubic", _CUBIC)
+    tables = {}
+    for batch in (None, 64):
+        config = load_config(overrides={"setting": "full", "backends": [backend], "batch": batch})
+        results = tmp_path / f"results_{batch}"
+        selection = Selection(modes=["eager"], methods=["reverse", "forward"], orders=[0, 1, 2])
+        errors = run_case(path, config, selection, results=results)
+        meta = read_metadata(next((results / "cubic" / backend).glob("*/timings.parquet")))
+        assert meta["evaluation"]["width"] == (batch or 7)
+        tables[batch] = errors
+    plain, wide = tables[None], tables[64]
+    keys = ["implementation", "method", "mode", "dtype", "order", "x"]
+    wide = wide.set_index(keys).sort_index()
+    plain = plain.set_index(keys).sort_index()
+    assert wide.index.equals(plain.index)
+    assert wide["outcome"].equals(plain["outcome"])
+    assert np.array_equal(wide["value"], plain["value"], equal_nan=True)
+    x = wide.index.get_level_values("x").to_numpy()
+    order = wide.index.get_level_values("order").to_numpy()
+    exact = np.select([order == 0, order == 1], [x**3 - 2 * x, 3 * x**2 - 2], 6 * x)
+    assert len(wide) == 2 * 2 * 3 * 7  # methods x dtypes x orders x points
+    assert np.array_equal(wide["value"], exact)
+
+
+def test_the_stage_commands_take_several_cases_and_go_on_past_a_broken_one(tmp_path, capsys):
+    """``harness reference A B C``: each case's reference in one process; a case that
+    does not validate is named with its line and key, the others are written, and the
+    exit status is the worst (2, as for a refused case alone)."""
+    from harness.cli import main
+
+    good = [write_case(tmp_path, name, _CUBIC) for name in ("first", "second")]
+    broken = write_case(tmp_path, "broken", _CUBIC.replace("orders: [1, 2, 3, 4]", "orders: [9]"))
+    results = tmp_path / "results"
+    status = main(["reference", str(good[0]), str(broken), str(good[1]), "--results", str(results)])
+    assert status == 2
+    assert "broken.yaml:6: derivatives.orders[0]: must be at most 4" in capsys.readouterr().err
+    for path in good:
+        table = pd.read_parquet(results / path.stem / "reference.parquet")
+        assert set(table["x"]) == {-3.0, -1.5, -0.25, 0.0, 0.75, 2.0, 3.5}
+    assert not (results / "broken").exists()
+
+
+def test_census_batches_hold_every_case_once_and_each_kernel_s_layouts_together(tmp_path):
+    from harness.census.cases import write_cases
+    from harness.workflow_census import census_batches
+
+    from .test_census import _expected_cases
+
+    cases = sorted(_expected_cases())
+    config = yaml.safe_load((ROOT / "config" / "study.yaml").read_text())
+    quick = config["census"]["quick"]
+    write_cases(tmp_path, quick["dtypes"], quick["per_sign"])
+    count = quick["batches"]
+    batches = census_batches(config, cases, tmp_path)
+    assert list(batches) == [f"b{i}" for i in range(1, count + 1)]
+    placed = [c for members in batches.values() for c in members]
+    assert sorted(placed) == cases  # each once
+    where = {c: b for b, members in batches.items() for c in members}
+    for case in cases:
+        if case.endswith("_grid"):
+            assert where[case] == where[case[: -len("_grid")] + "_diagonal"]
+    # One batch: all of them.
+    one = {**config, "census": {"quick": {"batches": 1}}}
+    assert census_batches(one, cases, tmp_path) == {"b1": cases}
