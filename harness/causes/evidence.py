@@ -93,6 +93,8 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
         for c in ("backend", "implementation", "method", "mode", "point", "message", *names)
     }
     col["outcome"] = np.asarray(errors["outcome"].to_numpy(), dtype=object).astype(str)
+    among = {c: _Among(col[c]) for c in ("method", "mode", "outcome")}
+    col["among"] = among
     col["reference_rounded"] = errors["reference_rounded"].to_numpy(np.float64)
     col["order"] = errors["order"].to_numpy(np.int64)
     located = _located(localised)
@@ -106,22 +108,22 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
         points = set(col["point"][rows].tolist())
         methods, modes = f.methods.split(", "), f.modes.split(", ")
         rec = {}
-        other = at[np.isin(col["method"][at], methods) & ~np.isin(col["mode"][at], modes)]
+        other = at[among["method"](at, methods) & ~among["mode"](at, modes)]
         rec["modes_ok"] = _shares(other, col["mode"], points, col)
         other = at[
-            ~np.isin(col["method"][at], methods)
-            & np.isin(col["method"][at], EXACT_METHODS)
-            & np.isin(col["mode"][at], modes)
+            ~among["method"](at, methods)
+            & among["method"](at, EXACT_METHODS)
+            & among["mode"](at, modes)
         ]
         rec["methods_ok"] = _shares(other, col["method"], points, col)
         near = by_backend.get((f.implementation, f.partial, f.dtype), np.array([], dtype=np.intp))
-        near = near[(col["backend"][near] != f.backend) & np.isin(col["method"][near], methods)]
+        near = near[(col["backend"][near] != f.backend) & among["method"](near, methods)]
         rec["backends_ok"] = _shares(near, col["backend"], points, col)
         alike = by_impl.get((f.backend, f.partial, f.dtype), np.array([], dtype=np.intp))
         alike = alike[
             (col["implementation"][alike] != f.implementation)
-            & np.isin(col["method"][alike], methods)
-            & np.isin(col["mode"][alike], modes)
+            & among["method"](alike, methods)
+            & among["mode"](alike, modes)
         ]
         shares = json.loads(_shares(alike, col["implementation"], points, col))
         rec["fixes"] = json.dumps(sorted(k for k, v in shares.items() if v >= 0.9))
@@ -162,10 +164,11 @@ def _rules(case, impl, f, checked: dict) -> str:
 def _failing_rows(f, at: np.ndarray, col: dict) -> np.ndarray:
     """The finding's failing rows: its methods and modes, its outcomes, its interval."""
     outcomes = list(json.loads(f.counts))
+    among = col["among"]
     keep = (
-        np.isin(col["method"][at], f.methods.split(", "))
-        & np.isin(col["mode"][at], f.modes.split(", "))
-        & np.isin(col["outcome"][at], outcomes)
+        among["method"](at, f.methods.split(", "))
+        & among["mode"](at, f.modes.split(", "))
+        & among["outcome"](at, outcomes)
     )
     if f.input:
         x = col[f.input][at].astype(np.float64)
@@ -181,12 +184,26 @@ def _shares(rows: np.ndarray, by: np.ndarray, points: set, col: dict) -> str:
         return "{}"
     rows = rows[np.isin(col["point"][rows], list(points))]
     outcome = col["outcome"][rows]
-    judged = ~np.isin(outcome, _JUDGED_OUT)
+    judged = ~col["among"]["outcome"](rows, _JUDGED_OUT)
     out = {}
     for name in sorted(set(by[rows[judged]].tolist())):
         mine = judged & (by[rows] == name)
         out[str(name)] = round(float(np.mean(outcome[mine] == "ok")), 4)
     return json.dumps(out, sort_keys=True)
+
+
+class _Among:
+    """Whether a string column's values at some rows are among a few names, by codes
+    computed once for the column (``np.isin`` over strings sorts them at every call)."""
+
+    def __init__(self, values: np.ndarray):
+        self.codes, uniques = pd.factorize(values)
+        self.uniques = np.asarray(uniques, dtype=object)
+
+    def __call__(self, rows: np.ndarray, names) -> np.ndarray:
+        # A missing value (code -1) is among none: the appended False.
+        hit = np.append(np.isin(self.uniques, list(names)), False)
+        return hit[self.codes[rows]]
 
 
 def _located(localised: pd.DataFrame | None) -> dict:
