@@ -119,10 +119,11 @@ def census_evaluations(
 
 
 def census_priority(
-    batches: dict[str, list[str]], batch: str, backends: list[str], backend: str
+    batches: dict[str, list[str]], batch: str, backends: list[str], backend: str | None
 ) -> int:
-    """An evaluation job's ``priority``: the earlier batches first, and in a batch the
-    back ends in the study's order."""
-    return (len(batches) - list(batches).index(batch)) * (len(backends) + 1) + (
-        len(backends) - backends.index(backend)
-    )
+    """A job's ``priority``: the earlier batches first; in a batch its evaluations, the
+    back ends in the study's order, then its comparisons (``backend`` None), before the
+    next batch's evaluations, so that only the last batch's comparisons are left at the
+    end."""
+    rank = 0 if backend is None else len(backends) - backends.index(backend)
+    return (len(batches) - list(batches).index(batch)) * (len(backends) + 1) + rank

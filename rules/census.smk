@@ -90,6 +90,8 @@ for batch, members in CENSUS_BATCHES.items():
                 findings=expand("results/census/{case}/findings.parquet", case=judged),
             params:
                 study=census_settings(config, "compare"),
+            # Before the next batch's evaluations (harness.workflow_census).
+            priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, None)
             log:
                 f"logs/census/{batch}/compare.{part}.log",
             benchmark:

@@ -114,3 +114,23 @@ def test_census_batches_hold_every_case_once_and_each_kernel_s_layouts_together(
     # One batch: all of them.
     one = {**config, "census": {"quick": {"batches": 1}}}
     assert census_batches(one, cases, tmp_path) == {"b1": cases}
+
+
+def test_census_jobs_run_batch_by_batch_comparisons_before_the_next_evaluations():
+    from harness.workflow_census import census_priority
+
+    batches = {"b1": ["census_a"], "b2": ["census_b"]}
+    backends = ["tensorflow", "jax", "torch"]
+    order = [
+        ("b1", "tensorflow"),
+        ("b1", "jax"),
+        ("b1", "torch"),
+        ("b1", None),  # the comparisons
+        ("b2", "tensorflow"),
+        ("b2", "jax"),
+        ("b2", "torch"),
+        ("b2", None),
+    ]
+    priorities = [census_priority(batches, b, backends, k) for b, k in order]
+    assert priorities == sorted(priorities, reverse=True)
+    assert len(set(priorities)) == len(priorities)

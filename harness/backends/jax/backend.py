@@ -86,22 +86,10 @@ class JaxBackend:
                 out[dtype][mode] = {"inputs": bool(got[0] == 0), "results": bool(got[1] == 0)}
         return out
 
-    def evaluate_case(
-        self,
-        case,
-        points,
-        dtypes,
-        methods,
-        modes,
-        progress=None,
-        max_order=None,
-        edges=None,
-        batch=None,
-    ):
+    def evaluate_case(self, case, points, *args, **kwargs):
+        """:meth:`harness.backends.interface.Backend.evaluate_case` by the shared loop."""
         fw = _Framework(case.input_names)
-        table, stats = sweep.evaluate_case(
-            fw, case, points, dtypes, methods, modes, progress, max_order, edges, batch
-        )
+        table, stats = sweep.evaluate_case(fw, case, points, *args, **kwargs)
         stats.traces = fw.compiled.traces
         return table, stats
 
