@@ -59,7 +59,7 @@ for batch, members in CENSUS_BATCHES.items():
             # (TensorFlow's jobs, first in config/study.yaml, are the longest).
             priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, backend)
             # The evaluating process grows with the kernels it has traced (TensorFlow's
-            # batch of the quick census peaks at about 6.6 GB).
+            # batch of the quick census peaks at about 6.7 GB).
             resources:
                 mem_mb=8000,
             conda:

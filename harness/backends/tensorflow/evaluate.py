@@ -390,7 +390,7 @@ def _rows(
 #: A process keeping TensorFlow's forward-mode helpers for the cases after this one (the
 #: ``batch`` setting) drops them all the same once it holds this much memory. (Dropping
 #: them frees little: 3.11 to 2.75 GB after five census kernels; what grows is held
-#: elsewhere in TensorFlow. The quick census's largest batch peaks at about 6.6 GB.)
+#: elsewhere in TensorFlow. The quick census's largest batch peaks at about 6.7 GB.)
 KEEP_LIMIT_BYTES = 12 * 2**30
 
 
