@@ -13,6 +13,7 @@ tens of seconds and over a gigabyte per dtype) says what its quick run keeps.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -69,7 +70,7 @@ def load_config(
     ConfigError
         Naming file, line and key of every problem.
     """
-    data = _read(DEFAULTS)
+    data = _defaults()
     source = str(DEFAULTS)
     lines: dict = {}
     if path is not None:
@@ -107,6 +108,22 @@ def _located(path: Path):
 
 def _read(path: Path) -> dict[str, Any]:
     return dict(_located(path).data or {})
+
+
+_DEFAULTS_READ: dict[bytes, dict[str, Any]] = {}
+
+
+def _defaults() -> dict[str, Any]:
+    """The defaults file, parsed once per text of it in a process (the workflow loads
+    the configuration once per case file when it is parsed), as a copy to change."""
+    try:
+        key = DEFAULTS.read_bytes()
+    except OSError:
+        return _read(DEFAULTS)  # says which file could not be read
+    if key not in _DEFAULTS_READ:
+        _DEFAULTS_READ.clear()
+        _DEFAULTS_READ[key] = _read(DEFAULTS)
+    return copy.deepcopy(_DEFAULTS_READ[key])
 
 
 @dataclass(frozen=True)

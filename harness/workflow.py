@@ -12,6 +12,7 @@ outcome) and comparisons, never references.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -136,15 +137,31 @@ def evaluate_mem_mb(config: dict[str, Any]):
     return mem_mb
 
 
+_PREPARED: dict[tuple, Any] = {}
+
+
 def _prepared(case_path: str | Path, config: dict[str, Any]):
-    """The case prepared as the study runs it (None: it does not validate)."""
+    """The case prepared as the study runs it (None: it does not validate); once per
+    text of the file and configuration while the workflow is parsed (each case's back
+    ends, pieces and cost all ask)."""
     from harness.config import load_config
     from harness.stages.prepared import prepare
 
+    path = Path(case_path)
     try:
-        return prepare(case_path, load_config(None, dict(config)))
+        text = hashlib.sha256(path.read_bytes()).hexdigest()
+        key = (str(path.resolve()), text, json.dumps(config, sort_keys=True, default=str))
+    except (OSError, TypeError, ValueError):
+        key = None
+    if key is not None and key in _PREPARED:
+        return _PREPARED[key]
+    try:
+        prep = prepare(case_path, load_config(None, dict(config)))
     except Exception:  # noqa: BLE001 - a broken case fails in its own job, first
-        return None
+        prep = None
+    if key is not None:
+        _PREPARED[key] = prep
+    return prep
 
 
 def backend_pattern() -> str:

@@ -383,6 +383,30 @@ def test_costliest_case_is_scheduled_first():
     assert evaluation_cost(ROOT / "cases" / "missing.yaml", config) == 1000
 
 
+def test_a_case_is_prepared_again_when_its_text_or_the_study_changes(tmp_path):
+    """The workflow prepares each case once while it is parsed, and again for another text
+    of the file (same size, same second) or other settings: never a stale answer."""
+    from harness.workflow import case_pieces
+
+    text = (
+        "title: a square\nsource: test\ninputs:\n  x: {values: [0.5, 2.0]}\n"
+        "function: x*x\nderivatives: {wrt: x, orders: [1]}\n"
+        "implementations:\n  plain: {expression: x*x}\ndtypes: [float32]\n"
+    )
+    case = tmp_path / "edited.yaml"
+    case.write_text(text)
+    study = {"setting": "full", "backends": ["tensorflow"], "methods": ["reverse"]}
+    assert case_pieces(case, study) == [("tensorflow", "float32.reverse")]
+    assert case_pieces(case, {**study, "methods": ["forward"]}) == [
+        ("tensorflow", "float32.forward")
+    ]
+    case.write_text(text.replace("float32", "float64"))  # the same length
+    assert case_pieces(case, study) == [("tensorflow", "float64.reverse")]
+    # A file that no longer validates: one piece per back end (its job shows the error).
+    case.write_text("title: [\n")
+    assert case_pieces(case, study) == [("tensorflow", "all")]
+
+
 def test_the_full_setting_runs_one_job_per_piece_and_a_new_back_end_reruns_none(tmp_path):
     # The full setting splits each evaluation by dtype and method (config `split`); adding
     # a back end adds its pieces and reruns no other back end's (each piece's settings are
