@@ -6,6 +6,9 @@ for the module).
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -477,10 +480,36 @@ def test_a_constant_implementation_is_broadcast_over_the_batch(tmp_path):
     assert np.isinf(huge.value).all() and set(huge.outcome) == {"inf"}
 
 
-def test_the_flush_probe_agrees_with_another_operation():
-    import tensorflow as tf
+def test_tensorflow_runs_on_one_thread_from_the_harness_import_and_a_late_start_says_why():
+    """Whatever runs TensorFlow first after the harness imported it (a helper, a test
+    using TensorFlow directly) starts it on the one thread the evaluation needs; where
+    TensorFlow ran before the harness was imported, ``start`` names the problem."""
+    prelude = "import os; os.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\n"
+    first = (
+        "from harness.backends.tensorflow.tfimport import start, tf\n"
+        "tf.constant([1.0]) + 1.0\n"
+        "start()\n"
+        "print(tf.config.threading.get_intra_op_parallelism_threads(),"
+        " tf.config.threading.get_inter_op_parallelism_threads())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prelude + first], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["1", "1"]
+    late = (
+        "import tensorflow as tf\n"
+        "tf.constant([1.0]) + 1.0\n"
+        "from harness.backends.tensorflow.tfimport import start\n"
+        "start()\n"
+    )
+    failed = subprocess.run([sys.executable, "-c", prelude + late], capture_output=True, text=True)
+    assert failed.returncode == 1
+    assert "TensorFlow started before the harness could set its threads to 1" in failed.stderr
 
+
+def test_the_flush_probe_agrees_with_another_operation():
     from harness.backends.tensorflow.facts import probe_flush
+    from harness.backends.tensorflow.tfimport import tf  # one thread, as the harness runs it
     from harness.numerics.floats import FORMATS
 
     found = probe_flush(["float16", "bfloat16", "float32", "float64"], ["eager", "function"])

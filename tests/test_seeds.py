@@ -158,7 +158,7 @@ def _below(x: float) -> float:
 
 def _plain_gradient(x: float, order: int, fn) -> float:
     """d^order fn/dx^order at x in float32, eager, by plain nested tapes (no harness)."""
-    import tensorflow as tf
+    from harness.backends.tensorflow.tfimport import tf  # one thread, as the harness runs it
 
     v = tf.constant([x], dtype=tf.float32)
     tapes = [tf.GradientTape() for _ in range(order)]
@@ -173,7 +173,7 @@ def _plain_gradient(x: float, order: int, fn) -> float:
 
 
 def test_seed_facts_are_findings_with_exact_edges(softplus):
-    import tensorflow as tf
+    from harness.backends.tensorflow.tfimport import tf  # one thread, as the harness runs it
 
     found = _findings(softplus)
     overflow = _exp_overflows_from()
@@ -363,9 +363,8 @@ def test_decorated_grad_fn_is_right_eagerly_and_missing_in_tf_function(nested):
 
 
 def test_decorated_grad_fn_never_calls_its_second_order_rule():
-    import tensorflow as tf
-
     from harness.backends.tensorflow.build import build_implementation, record_gradients
+    from harness.backends.tensorflow.tfimport import tf  # one thread, as the harness runs it
     from harness.cases.load import load_case
 
     case = load_case(CASES / "nested_softplus.yaml")

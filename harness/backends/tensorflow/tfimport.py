@@ -45,6 +45,19 @@ with _quiet():
 
     tf.get_logger().setLevel("ERROR")
 
+
+def _threads(threads: int) -> None:
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+
+
+# One thread from the import on, so that whatever in this process runs TensorFlow first
+# (a helper building a function, a test using TensorFlow directly) starts it as
+# :func:`start` would; a process that started it before importing this module keeps its
+# own threads, and :func:`start` then says so.
+with contextlib.suppress(RuntimeError):
+    _threads(1)
+
 _started = False
 
 
@@ -58,10 +71,18 @@ def start(threads: int | None = None) -> None:
     global _started
     if _started:
         return
+    threads = threads or 1
+    try:
+        _threads(threads)
+    except RuntimeError as exc:  # TensorFlow ran before its threads could be set
+        raise RuntimeError(
+            f"TensorFlow started before the harness could set its threads to {threads} "
+            f"(one thread makes a rerun bitwise the same; now "
+            f"{tf.config.threading.get_intra_op_parallelism_threads() or 'its default'}): "
+            "import harness.backends.tensorflow.tfimport before running any TensorFlow "
+            "operation in this process, or run the harness in a process of its own"
+        ) from exc
     with _quiet():
-        threads = threads or 1
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(threads)
         tf.config.experimental.enable_op_determinism()
         tf.constant([0.0]) + 0.0  # the device starts (and logs) here
     _started = True
