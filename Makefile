@@ -28,12 +28,16 @@ study: $(STAMP)
 census: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/snakemake census --cores $(CORES)
 
+# The tests on every core (at most four workers: one holds TensorFlow, JAX and PyTorch,
+# about 4 GB), each test file in one worker (its module fixtures computed once).
+PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
+
 test: $(STAMP) browser
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 # The tests that take no more than a few seconds each (not marked slow).
 test-fast: $(STAMP) browser
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests
