@@ -199,10 +199,14 @@ class _Among:
     def __init__(self, values: np.ndarray):
         self.codes, uniques = pd.factorize(values)
         self.uniques = np.asarray(uniques, dtype=object)
+        self._hits: dict[tuple, np.ndarray] = {}  # per set of names asked (a few)
 
     def __call__(self, rows: np.ndarray, names) -> np.ndarray:
-        # A missing value (code -1) is among none: the appended False.
-        hit = np.append(np.isin(self.uniques, list(names)), False)
+        key = tuple(names)
+        hit = self._hits.get(key)
+        if hit is None:
+            # A missing value (code -1) is among none: the appended False.
+            hit = self._hits[key] = np.append(np.isin(self.uniques, list(key)), False)
         return hit[self.codes[rows]]
 
 

@@ -167,6 +167,25 @@ def worst_first(members: pd.DataFrame) -> pd.DataFrame:
     return ranked.sort_values(keys, ascending=False, kind="stable")
 
 
+#: The columns a root cause's culprit is read from (iterating only these: a findings
+#: row has about sixty).
+_CULPRIT_COLUMNS = (
+    "culprit",
+    "backend",
+    "culprit_primitive",
+    "culprit_partial",
+    "culprit_outcome",
+    "culprit_inputs",
+    "culprit_got",
+    "culprit_truth",
+    "culprit_method",
+    "culprit_mode",
+    "case",
+    "implementation",
+    "dtype",
+)
+
+
 def _root(key: str, group: pd.DataFrame, titles) -> dict:
     first = group.iloc[0]
     worst = worst_first(group)
@@ -186,7 +205,8 @@ def _root(key: str, group: pd.DataFrame, titles) -> dict:
     striking = worst.assign(_bad=[severity_of(o) for o in worst["culprit_outcome"]])
     striking = striking.sort_values("_bad", ascending=False, kind="stable")
     culprit = {}
-    for r in striking.itertuples(index=False):
+    wanted = [c for c in _CULPRIT_COLUMNS if c in striking.columns]
+    for r in striking[wanted].itertuples(index=False):
         if r.culprit and r.backend not in culprit:
             culprit[r.backend] = {
                 "primitive": r.culprit_primitive,
@@ -267,8 +287,8 @@ def _regions(group: pd.DataFrame) -> list[dict]:
             out.append({"case": case, "dtype": dtype, "input": "", "ranges": ranges})
             continue
         spans = sorted(
-            (float(r.lo), float(r.hi), bool(r.lo_exact), bool(r.hi_exact))
-            for r in g.itertuples(index=False)
+            (float(lo), float(hi), bool(lx), bool(hx))
+            for lo, hi, lx, hx in zip(g["lo"], g["hi"], g["lo_exact"], g["hi_exact"])
         )
         merged: list[list] = []
         for lo, hi, lx, hx in spans:
