@@ -167,25 +167,6 @@ def worst_first(members: pd.DataFrame) -> pd.DataFrame:
     return ranked.sort_values(keys, ascending=False, kind="stable")
 
 
-#: The columns a root cause's culprit is read from (iterating only these: a findings
-#: row has about sixty).
-_CULPRIT_COLUMNS = (
-    "culprit",
-    "backend",
-    "culprit_primitive",
-    "culprit_partial",
-    "culprit_outcome",
-    "culprit_inputs",
-    "culprit_got",
-    "culprit_truth",
-    "culprit_method",
-    "culprit_mode",
-    "case",
-    "implementation",
-    "dtype",
-)
-
-
 def _root(key: str, group: pd.DataFrame, titles) -> dict:
     first = group.iloc[0]
     worst = worst_first(group)
@@ -205,7 +186,9 @@ def _root(key: str, group: pd.DataFrame, titles) -> dict:
     striking = worst.assign(_bad=[severity_of(o) for o in worst["culprit_outcome"]])
     striking = striking.sort_values("_bad", ascending=False, kind="stable")
     culprit = {}
-    wanted = [c for c in _CULPRIT_COLUMNS if c in striking.columns]
+    # Only the columns read below (a findings row has about sixty).
+    wanted = [c for c in striking.columns if c.startswith("culprit")]
+    wanted += ["backend", "case", "implementation", "dtype"]
     for r in striking[wanted].itertuples(index=False):
         if r.culprit and r.backend not in culprit:
             culprit[r.backend] = {
