@@ -29,10 +29,6 @@ __all__ = [
     "census_settings",
 ]
 
-#: Each census case's (back end, piece) pairs, per study settings, while the workflow
-#: is read (:func:`census_evaluations`).
-_PIECES: dict[tuple[str, str], list[tuple[str, str]]] = {}
-
 #: What each evaluation piece writes (:mod:`harness.stages.evaluate`).
 EVALUATION_TABLES = ("evaluations", "edges", "localised", "timings")
 
@@ -114,12 +110,10 @@ def census_evaluations(
     """The tables a batch's evaluation job in ``backend`` writes, by name
     (:data:`EVALUATION_TABLES`): one per case and piece."""
     out: dict[str, list[str]] = {name: [] for name in EVALUATION_TABLES}
-    settings = json.dumps(config, sort_keys=True, default=str)
     for case in cases:
-        path = str(Path(folder) / f"{case}.yaml")
-        if (path, settings) not in _PIECES:  # each rule of a batch asks again
-            _PIECES[path, settings] = case_pieces(path, config)
-        for b, piece in _PIECES[path, settings]:
+        # Each rule of a batch asks again: the case is prepared once per parse
+        # (harness.workflow.case_pieces).
+        for b, piece in case_pieces(Path(folder) / f"{case}.yaml", config):
             if b == backend:
                 for name in EVALUATION_TABLES:
                     out[name].append(f"{results}/{case}/{b}/{piece}/{name}.parquet")
