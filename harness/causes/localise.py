@@ -24,9 +24,10 @@ end is passed in: no framework is imported here.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -259,12 +260,15 @@ def _whole(site: Site, eff, names: Sequence[str]) -> dict[str, str] | None:
     return None
 
 
-def _own_rows(judged: pd.DataFrame | None) -> dict[tuple, list]:
-    """The evaluation's judged rows by (implementation, dtype, point, method, mode)."""
-    out: dict[tuple, list] = {}
-    for g in judged.itertuples(index=False) if judged is not None else ():
-        out.setdefault((g.implementation, g.dtype, int(g.point), g.method, g.mode), []).append(g)
-    return out
+def _own_rows(judged: pd.DataFrame | None) -> Callable[[tuple], list | None]:
+    """The judged rows by (implementation, dtype, point, method, mode), made on demand."""
+    if judged is None or judged.empty:
+        return lambda key: None
+    keys = ["implementation", "dtype", "point", "method", "mode"]
+    groups = judged.groupby(keys, sort=False, dropna=False).indices
+    at = {(i, d, int(p), m, o): rows for (i, d, p, m, o), rows in groups.items()}
+    rows = lambda key: list(judged.iloc[at[key]].itertuples(index=False))  # noqa: E731
+    return functools.cache(lambda key: rows(key) if key in at else None)
 
 
 def localise(
@@ -330,7 +334,7 @@ def localise(
                 affine = _affine(s)
                 method = "reverse" if affine else r.via
                 rename = _whole(s, eff, names)
-                mine = own.get((r.implementation, dtype, int(r.point), method, r.in_mode))
+                mine = own((r.implementation, dtype, int(r.point), method, r.in_mode))
                 if rename is not None and mine:
                     found_rows = judged.setdefault((s.text, dtype, a, r.in_mode), {})
                     for g in mine:
