@@ -261,6 +261,13 @@ def _edge(members: list[tuple], lowest: bool) -> dict:
     }
 
 
+def _distinct(values: np.ndarray) -> int:
+    """How many distinct values, NaN apart (``pd.Series.nunique``, without the Series)."""
+    if values.dtype.kind != "f":
+        return int(pd.Series(values).nunique())
+    return len(np.unique(values[~np.isnan(values)]))
+
+
 def _record(
     case_id: str, ident: tuple, group: list[dict], inputs: Sequence[str], cols: dict
 ) -> dict:
@@ -290,11 +297,7 @@ def _record(
     partial = label_partial(label, inputs)
     methods = [m for m in _METHOD_ORDER if any(m == a for a, _ in members)]
     modes = [m for m in _MODE_ORDER if any(m == b for _, b in members)]
-    points = (
-        int(pd.Series(cols[axis][rows]).nunique())
-        if axis
-        else max(int(g["run"].hits) for g in group)
-    )
+    points = _distinct(cols[axis][rows]) if axis else max(int(g["run"].hits) for g in group)
     record = {
         "case": case_id,
         "backend": backend,
@@ -325,8 +328,7 @@ def _record(
             else {
                 n: [float(cols[n][failing].min()), float(cols[n][failing].max())]
                 for n in inputs
-                if pd.Series(cols[n][failing]).nunique() > 1
-                or pd.Series(cols[n][rows]).nunique() > 1
+                if _distinct(cols[n][failing]) > 1 or _distinct(cols[n][rows]) > 1
             }
         ),
         "points": points,

@@ -46,7 +46,9 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
             ["backend", "method"], observed=True, sort=False
         )
     }
-    located = errors[[*inputs, "point"]]  # what locating a worst point reads
+    # What locating a worst point reads, as arrays (a finding reads a few of its rows).
+    located = {n: errors[n].to_numpy(np.float64) for n in inputs}
+    point_ids = errors["point"].to_numpy()
     for f in findings.itertuples(index=False):
         backend = getattr(f, "backend", DEFAULT_BACKEND) or DEFAULT_BACKEND
         if not f.worst_inputs or not f.worst_method or backend not in writers:
@@ -56,14 +58,14 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
             continue
         point = json.loads(f.worst_inputs)
         key = (backend, f.implementation, f.dtype, f.partial, f.worst_method, f.worst_mode)
-        rows = located.iloc[where_rows.get(key, np.array([], dtype=np.intp))]
+        rows = where_rows.get(key, np.array([], dtype=np.intp))
         at = np.ones(len(rows), dtype=bool)
         for n, v in point.items():
-            at &= rows[n].to_numpy(np.float64) == v
+            at &= located[n][rows] == v
         index, batch = 0, 1
         if at.any():
             where, batch = positions[f.dtype]
-            index = where[int(rows[at]["point"].iloc[0])]
+            index = where[int(point_ids[rows[at][0]])]
         path = f"cases/{f.case}.yaml"
         # The run computed every partial of its method in one pass; so do both.
         max_order, labels = per_method.get((backend, f.worst_method), (len(f.partial), []))
