@@ -264,9 +264,8 @@ def _own_rows(judged: pd.DataFrame | None) -> Callable[[tuple], list | None]:
     """The judged rows by (implementation, dtype, point, method, mode), made on demand."""
     if judged is None or judged.empty:
         return lambda key: None
-    keys = ["implementation", "dtype", "point", "method", "mode"]
-    groups = judged.groupby(keys, sort=False, dropna=False).indices
-    at = {(i, d, int(p), m, o): rows for (i, d, p, m, o), rows in groups.items()}
+    by = judged.groupby(["implementation", "dtype", "point", "method", "mode"], dropna=False)
+    at = {(i, d, int(p), m, o): rows for (i, d, p, m, o), rows in by.indices.items()}
     rows = lambda key: list(judged.iloc[at[key]].itertuples(index=False))  # noqa: E731
     return functools.cache(lambda key: rows(key) if key in at else None)
 
