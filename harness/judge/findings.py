@@ -262,9 +262,8 @@ def _edge(members: list[tuple], lowest: bool) -> dict:
 
 
 def _distinct(values: np.ndarray) -> int:
-    """How many distinct values, NaN apart (``pd.Series.nunique``, without the Series)."""
-    if values.dtype.kind != "f":
-        return int(pd.Series(values).nunique())
+    """How many distinct input values, NaN apart (``pd.Series.nunique``, without a Series)."""
+    values = np.asarray(values, dtype=np.float64)
     return len(np.unique(values[~np.isnan(values)]))
 
 

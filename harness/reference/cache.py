@@ -98,21 +98,19 @@ def encode_value(value) -> str:
 
 def decode_value(text: str):
     """The mpf :func:`encode_value` wrote, exactly (no rounding at the ambient precision)."""
-    if "p" not in text:
+    parts = _mantissa_exponent(text)
+    if parts is None:
         return mpmath.mpf(text)  # 0, inf, -inf, nan
-    mantissa, exponent = text.split("p")
-    man = int(mantissa, 16)
-    return mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(man, int(exponent)))
+    return mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(*parts))
 
 
-def _check_encoded(text: str) -> None:
-    """Raise ValueError where :func:`decode_value` could not decode ``text`` (the same
-    parse, without building the number)."""
+def _mantissa_exponent(text: str) -> tuple[int, int] | None:
+    """``text``'s mantissa and exponent (ValueError where it has none to parse); None for
+    mpmath's own text (0, inf, -inf, nan)."""
     if "p" not in text:
-        mpmath.mpf(text)
-        return
+        return None
     mantissa, exponent = text.split("p")
-    int(mantissa, 16), int(exponent)
+    return int(mantissa, 16), int(exponent)
 
 
 def encode_verified(v: Verified) -> tuple[str, float, int, str]:
@@ -162,8 +160,9 @@ def read_cache(path: Path, case: Case) -> dict:
     for i, (value, digits, precision, message, partial) in enumerate(zip(*columns)):
         try:
             if value:
-                for part in value.split("|"):
-                    _check_encoded(part)
+                for part in value.split("|"):  # decode_value's parse, no mpf built
+                    if _mantissa_exponent(part) is None:
+                        mpmath.mpf(part)
             entry = (value, float(digits), int(precision), message)
             key = tuple(float(column[i]) for column in inputs)
         except (TypeError, ValueError):
