@@ -4,8 +4,8 @@ the batches its cases run in, and the settings and files of each batch's jobs.
 The census runs many small cases (one per kernel and layout). A job per case and
 framework would start each framework once per case (PyTorch's import alone is most of a
 PyTorch job) and trace every kernel's forward-mode helpers and compile its primitives in
-a shape of its own. So the census's cases go in a few batches: per batch, one reference
-job, one evaluation job per framework (``harness evaluate`` over the batch's case files,
+a shape of its own. So the census's cases go in a few batches: per batch, two reference
+jobs, one evaluation job per framework (``harness evaluate`` over the batch's case files,
 every batch padded to the census's ``batch`` size: :mod:`harness.backends.padding`), and
 two comparison jobs (they share nothing: the last batch's two run side by side).
 """
@@ -121,11 +121,22 @@ def census_evaluations(
 
 
 def census_priority(
-    batches: dict[str, list[str]], batch: str, backends: list[str], backend: str | None
+    batches: dict[str, list[str]], batch: str, backends: list[str], stage: str | None
 ) -> int:
-    """A job's ``priority``: the earlier batches first; in a batch its evaluations, the
-    back ends in the study's order, then its comparisons (``backend`` None), before the
-    next batch's evaluations, so that only the last batch's comparisons are left at the
-    end."""
-    rank = 0 if backend is None else len(backends) - backends.index(backend)
-    return (len(batches) - list(batches).index(batch)) * (len(backends) + 1) + rank
+    """A job's ``priority``: the earlier batches first; in a batch its references
+    (``stage`` ``"reference"``), its evaluations (``stage`` a back end, in the study's
+    order), then its comparisons (``stage`` None), before the next batch's references, so
+    that only the last batch's comparisons are left at the end.
+
+    Snakemake starts the highest-priority job that is ready, so this order holds only
+    where a batch's jobs are ready in it: the first batch's references outrank the second
+    batch's (both are ready at the start), and its evaluations, which wait for them,
+    outrank the second batch's references too.
+    """
+    if stage is None:
+        rank = 0
+    elif stage == "reference":
+        rank = len(backends) + 1
+    else:
+        rank = len(backends) - backends.index(stage)
+    return (len(batches) - list(batches).index(batch)) * (len(backends) + 2) + rank

@@ -6,34 +6,41 @@
 
 CENSUS_CASES = census_cases(config, "census/cases")
 # The cases in a few batches, each kernel's layouts together (harness.workflow_census):
-# per batch one reference job, one evaluation job per framework and two comparison jobs,
+# per batch two reference jobs, one evaluation job per framework and two comparison jobs,
 # each a single process over its case files.
 CENSUS_BATCHES = census_batches(config, CENSUS_CASES, "census/cases")
 
 
 for batch, members in CENSUS_BATCHES.items():
+    # The references in two jobs a batch, the first batch's before everything else: both
+    # cores start on them, and its evaluations begin as soon as they are done, whichever
+    # batch's references would have finished first (harness.workflow_census).
+    for part, referenced in census_parts(members, 2).items():
 
-    rule:
-        name:
-            f"census_reference_{batch}"
-        input:
-            cases=expand("census/cases/{case}.yaml", case=members),
-            code=stage_sources("reference"),
-        output:
-            tables=expand("results/census/{case}/reference.parquet", case=members),
-            timings=expand("results/census/{case}/reference.timings.parquet", case=members),
-        params:
-            study=census_settings(config, "reference"),
-        log:
-            f"logs/census/{batch}/reference.log",
-        benchmark:
-            f"logs/census/{batch}/reference.benchmark.tsv"
-        resources:
-            mem_mb=1500,
-        conda:
-            "../environment.yml"
-        shell:
-            "python -m harness reference {input.cases} --results results/census --study {params.study:q} > {log} 2>&1"
+        rule:
+            name:
+                f"census_reference_{batch}_{part}"
+            input:
+                cases=expand("census/cases/{case}.yaml", case=referenced),
+                code=stage_sources("reference"),
+            output:
+                tables=expand("results/census/{case}/reference.parquet", case=referenced),
+                timings=expand(
+                    "results/census/{case}/reference.timings.parquet", case=referenced
+                ),
+            params:
+                study=census_settings(config, "reference"),
+            log:
+                f"logs/census/{batch}/reference.{part}.log",
+            benchmark:
+                f"logs/census/{batch}/reference.{part}.benchmark.tsv"
+            priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, "reference")
+            resources:
+                mem_mb=1500,
+            conda:
+                "../environment.yml"
+            shell:
+                "python -m harness reference {input.cases} --results results/census --study {params.study:q} > {log} 2>&1"
 
     for backend in BACKENDS:
 

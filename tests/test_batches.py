@@ -122,10 +122,12 @@ def test_census_jobs_run_batch_by_batch_comparisons_before_the_next_evaluations(
     batches = {"b1": ["census_a"], "b2": ["census_b"]}
     backends = ["tensorflow", "jax", "torch"]
     order = [
+        ("b1", "reference"),
         ("b1", "tensorflow"),
         ("b1", "jax"),
         ("b1", "torch"),
         ("b1", None),  # the comparisons
+        ("b2", "reference"),
         ("b2", "tensorflow"),
         ("b2", "jax"),
         ("b2", "torch"),
