@@ -89,6 +89,8 @@ def run_diff(args) -> int:
         f"with another value only; {len(diff.domains)} stable domains and "
         f"{len(diff.findings)} findings differ"
     )
+    for fact, (was, now) in diff.setting.items():
+        print(f"made with another {fact}: A {was} | B {now}")
     if not diff.rows.empty:
         import pandas as pd
 

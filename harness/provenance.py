@@ -16,7 +16,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RUN_FACTS", "collect", "git_state", "now", "package_versions", "split_run_facts"]
+__all__ = [
+    "RUN_FACTS",
+    "VECTOR_FLAGS",
+    "collect",
+    "cpu_features",
+    "git_state",
+    "now",
+    "package_versions",
+    "split_run_facts",
+]
 
 _PACKAGES = (
     "harness",
@@ -81,6 +90,56 @@ def _cpu() -> str:
     return platform.processor() or platform.machine()
 
 
+#: The CPU flags that choose a kernel's code path (vector width, fused multiply-add,
+#: half-precision arithmetic): two machines with the same model name ("Intel(R) Xeon(R)
+#: Processor" under a hypervisor) but other flags can round a kernel differently.
+VECTOR_FLAGS = (
+    "sse4_1",
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512dq",
+    "avx512bw",
+    "avx512vl",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_bf16",
+    "amx_tile",
+    "asimd",
+    "sve",
+)
+
+
+def cpu_features(cpuinfo: str) -> str:
+    """The first processor's family, model and stepping and its :data:`VECTOR_FLAGS`, from
+    the text of ``/proc/cpuinfo`` ("family 6, model 207, stepping 2; avx avx2 ...")."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip() and fields:
+            break  # the first processor's block is enough
+        key, _, value = line.partition(":")
+        if key.strip() in ("cpu family", "model", "stepping", "flags", "Features"):
+            fields.setdefault(key.strip(), value.strip())
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    ident = ", ".join(
+        f"{name} {fields[key]}"
+        for key, name in (("cpu family", "family"), ("model", "model"), ("stepping", "stepping"))
+        if key in fields
+    )
+    return "; ".join(x for x in (ident, " ".join(f for f in VECTOR_FLAGS if f in flags)) if x)
+
+
+@cache
+def _cpu_features() -> str:
+    try:
+        return cpu_features(Path("/proc/cpuinfo").read_text())
+    except OSError:
+        return ""
+
+
 #: What differs from one run of a stage to the next with nothing else changed: when it
 #: ran, how long it took, what the reference cache already held, the evaluation's
 #: statistics (seconds among them). They go to the stage's timings table, never into a
@@ -108,6 +167,7 @@ def collect(**extra: Any) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu": _cpu(),
+        "cpu_features": _cpu_features(),
         "packages": package_versions(),
         "mpmath_backend": mpmath.libmp.BACKEND,
         "git": git_state(),

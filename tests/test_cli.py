@@ -97,6 +97,7 @@ def test_run_writes_three_tables_with_provenance_and_prints_a_summary(workdir):
             "python",
             "platform",
             "cpu",
+            "cpu_features",
             "git",
             "case_hash",
             "config_hash",
@@ -366,3 +367,25 @@ def test_the_probe_refuses_bad_input_in_one_line(args, says):
     out = _harness(["probe", *args], CASES)
     assert out.returncode == 2, out.stdout
     assert says in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_provenance_names_the_cpu_s_model_and_vector_flags():
+    """Two virtual machines both called "Intel(R) Xeon(R) Processor" can round a kernel
+    differently; the provenance tells them apart by model and vector flags (the first
+    processor's block of /proc/cpuinfo; an Arm machine's list is "Features")."""
+    from harness.provenance import cpu_features
+
+    block = (
+        "processor\t: {n}\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: {m}\n"
+        "model name\t: Intel(R) Xeon(R) Processor\nstepping\t: 2\n"
+        "flags\t\t: fpu sse sse2 sse4_1 avx fma avx2 avx512f {extra}\n\n"
+    )
+    text = block.format(n=0, m=207, extra="avx512_fp16 amx_tile") + block.format(
+        n=1, m=85, extra=""
+    )
+    assert cpu_features(text) == (
+        "family 6, model 207, stepping 2; sse4_1 avx avx2 fma avx512f avx512_fp16 amx_tile"
+    )
+    arm = "processor\t: 0\nFeatures\t: fp asimd evtstrm sve\nCPU part\t: 0xd0c\n\n"
+    assert cpu_features(arm) == "asimd sve"
+    assert cpu_features("") == ""

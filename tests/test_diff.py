@@ -68,3 +68,34 @@ def test_two_back_ends_of_one_result_set(results, capsys):
     at100 = diff.rows[(diff.rows.implementation == "naive") & (diff.rows["at"] == "x=100.0")]
     assert at100[at100.partial == "x"].empty
     assert diff.compared["rows_a"] == diff.compared["rows_b"] > 0
+
+
+def test_the_diff_names_what_else_produced_the_other_set(results, tmp_path, capsys):
+    """Same values, another TensorFlow and another CPU in the provenance: no difference in
+    results (exit 0), and the two facts named, nothing else."""
+    copy = tmp_path / "copy"
+    shutil.copytree(results, copy)
+    path = copy / "softplus" / "errors.parquet"
+    meta = read_metadata(path)
+    packages = dict(meta["packages"])
+    name = "tensorflow-cpu" if "tensorflow-cpu" in packages else "tensorflow"
+    was_tf, was_cpu = packages[name], meta["cpu_features"]
+    packages[name] = "9.99.0"
+    write_table(
+        read_table(path),
+        path,
+        {**meta, "packages": packages, "cpu_features": "family 6, model 85, stepping 7; avx2"},
+    )
+    from harness.judge.diff import diff_results
+
+    diff = diff_results(results, copy)
+    assert diff.empty
+    assert diff.setting == {
+        "cpu_features": (was_cpu, "family 6, model 85, stepping 7; avx2"),
+        f"package {name}": (was_tf, "9.99.0"),
+    }
+    html = tmp_path / "diff.html"
+    assert main(["diff", str(results), str(copy), "--html", str(html)]) == 0
+    out = capsys.readouterr().out
+    assert f"made with another package {name}: A {was_tf} | B 9.99.0" in out
+    assert "9.99.0" in html.read_text()

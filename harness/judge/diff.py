@@ -11,19 +11,22 @@ derivative regressions: ``harness diff OLD NEW``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from harness.judge.compare import input_columns
-from harness.results import read_table
+from harness.results import read_metadata, read_table
 
 __all__ = ["ResultsDiff", "diff_results"]
 
 _ROW_KEY = ["case", "backend", "implementation", "method", "mode", "dtype", "partial"]
 _DOMAIN_KEY = ["case", "backend", "implementation", "method", "mode", "dtype", "partial"]
 _FINDING_KEY = ["case", "backend", "implementation", "partial", "dtype", "outcome", "lo", "hi"]
+#: The provenance facts compared (harness.provenance.collect), besides package versions.
+_MACHINE = ("python", "platform", "cpu", "cpu_features")
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,9 @@ class ResultsDiff:
     domains: pd.DataFrame  # combinations whose stable domain differs
     findings: pd.DataFrame  # findings on one side only (``side``: "a" or "b")
     compared: dict  # counts: cases, rows matched, values that changed with the outcome kept
+    # What produced each set, where the two differ: {fact: (in a, in b)} (package
+    # versions, Python, platform, CPU); a difference here is not a difference in results.
+    setting: dict = dataclasses.field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -120,4 +126,22 @@ def diff_results(
         "outcome_changed": int(changed.sum()),
         "value_changed_same_outcome": int(moved.sum()),
     }
-    return ResultsDiff(rows, domains, findings, compared)
+    pa, pb = _provenance(a), _provenance(b)
+    setting = {
+        k: (pa.get(k, "(absent)"), pb.get(k, "(absent)"))
+        for k in sorted(set(pa) | set(pb))
+        if pa.get(k) != pb.get(k)
+    }
+    return ResultsDiff(rows, domains, findings, compared, setting)
+
+
+def _provenance(folder: Path) -> dict[str, str]:
+    """What produced a result set, as the first case's errors table records it: the
+    machine's facts and every package's version ("package tensorflow-cpu")."""
+    first = next(iter(sorted(folder.glob("*/errors.parquet"))), None)
+    if first is None:
+        return {}
+    meta = read_metadata(first)
+    facts = {k: str(meta[k]) for k in _MACHINE if meta.get(k) is not None}
+    facts |= {f"package {k}": str(v) for k, v in (meta.get("packages") or {}).items()}
+    return facts

@@ -20,6 +20,14 @@ def diff_page(diff: ResultsDiff, a: str, b: str, limit: int = 2000) -> str:
         f"{c['value_changed_same_outcome']:,} with another value and the same outcome; "
         f"{len(diff.domains)} stable domain(s) and {len(diff.findings)} finding(s) differ.</p>"
     )
+    if diff.setting:
+        head += (
+            "<p>Made with another "
+            + "; ".join(
+                f"{e(fact)} (A: {e(was)}, B: {e(now)})" for fact, (was, now) in diff.setting.items()
+            )
+            + ".</p>"
+        )
     if diff.empty:
         return page("harness diff", head + "<p>No differences.</p>")
     rows = diff.rows.head(limit)

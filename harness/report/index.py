@@ -163,6 +163,7 @@ def index_page(
         "python": meta.get("python"),
         "platform": meta.get("platform"),
         "cpu": meta.get("cpu"),
+        "cpu features": meta.get("cpu_features"),
         # Each framework's facts (versions, devices, flags), in the registry's order.
         **{
             SPECS[name].title if name in SPECS else name: _facts(name, frameworks[name])
