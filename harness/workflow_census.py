@@ -23,6 +23,7 @@ __all__ = [
     "census_batches",
     "census_block",
     "census_cases",
+    "census_evaluate_mem_mb",
     "census_evaluations",
     "census_parts",
     "census_priority",
@@ -72,6 +73,12 @@ def census_batches(
         groups[i] += kernels[k]
         load[i] += cost[k]
     return {f"b{i + 1}": sorted(g) for i, g in enumerate(groups) if g}
+
+
+def census_evaluate_mem_mb(config: dict[str, Any]) -> int:
+    """The memory (MB) a census evaluation job declares: the block's ``evaluate_mem_mb``
+    (8,000 where it says none)."""
+    return int(census_block(config).get("evaluate_mem_mb", 8000))
 
 
 def census_parts(cases: list[str], count: int) -> dict[int, list[str]]:

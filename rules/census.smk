@@ -65,10 +65,10 @@ for batch, members in CENSUS_BATCHES.items():
             # evaluations), and in a batch the study's back ends in its order
             # (TensorFlow's jobs, first in config/study.yaml, are the longest).
             priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, backend)
-            # The evaluating process grows with the kernels it has traced (TensorFlow's
-            # batch of the quick census peaks at about 6.7 GB).
+            # The evaluating process grows with the kernels it has traced (the census
+            # block's evaluate_mem_mb: config/study.yaml).
             resources:
-                mem_mb=8000,
+                mem_mb=census_evaluate_mem_mb(config),
             conda:
                 "../environment.yml"
             shell:

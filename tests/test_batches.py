@@ -136,3 +136,19 @@ def test_census_jobs_run_batch_by_batch_comparisons_before_the_next_evaluations(
     priorities = [census_priority(batches, b, backends, k) for b, k in order]
     assert priorities == sorted(priorities, reverse=True)
     assert len(set(priorities)) == len(priorities)
+
+
+def test_census_evaluation_jobs_declare_at_least_their_measured_peaks():
+    """A scheduler that enforces ``mem_mb`` kills a job past it: TensorFlow's census batch
+    peaked at 7,108.52 MB in the quick setting and 9,090.75 MB in the full one
+    (benchmarks/README.md, their Snakemake benchmark files)."""
+    from harness.workflow import check_config
+    from harness.workflow_census import census_evaluate_mem_mb
+
+    config = yaml.safe_load((ROOT / "config" / "study.yaml").read_text())
+    check_config(config)
+    assert census_evaluate_mem_mb({**config, "setting": "quick"}) >= 7109
+    assert census_evaluate_mem_mb({**config, "setting": "full"}) >= 9091
+    bad = {**config, "census": {"full": {"evaluate_mem_mb": 100}}}
+    with pytest.raises(ValueError, match=r"census\.full\.evaluate_mem_mb"):
+        check_config(bad)
