@@ -11,8 +11,7 @@ derivative regressions: ``harness diff OLD NEW``.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -37,7 +36,7 @@ class ResultsDiff:
     compared: dict  # counts: cases, rows matched, values that changed with the outcome kept
     # What produced each set, where the two differ: {fact: (in a, in b)} (package
     # versions, Python, platform, CPU); a difference here is not a difference in results.
-    setting: dict = dataclasses.field(default_factory=dict)
+    setting: dict = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
