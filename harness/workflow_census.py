@@ -83,7 +83,7 @@ def census_evaluate_mem_mb(config: dict[str, Any]) -> int:
 
 def census_parts(cases: list[str], count: int) -> dict[int, list[str]]:
     """``cases`` dealt into ``count`` parts (1, 2, ...), in turn: jobs that need no
-    shared traces (the comparisons) split a batch to run side by side."""
+    shared traces (the references, the comparisons) split a batch to run side by side."""
     parts = {i + 1: cases[i::count] for i in range(count)}
     return {i: members for i, members in parts.items() if members}
 
