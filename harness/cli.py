@@ -153,7 +153,7 @@ def _cmd_reference(args: argparse.Namespace) -> int:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from harness.stages.evaluate import evaluate_stage
+    from harness.stages.evaluate import compilation_cache, evaluate_stage
 
     prep = prepare_case(args)
     if prep is None:
@@ -162,7 +162,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     for backend in prep.backends:
         try:
-            load(backend).start(args.threads)  # the framework starts here, with its threads
+            # The framework starts here, with its threads and its compilation cache.
+            load(backend).start(args.threads, compilation_cache(prep, args.results))
             table, meta = evaluate_stage(
                 prep,
                 args.results,

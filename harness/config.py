@@ -145,6 +145,7 @@ class Settings:
     split: tuple[str, ...] = ()  # what evaluation jobs are split by (harness.stages.pieces)
     localise: bool = True  # failing derivatives localised to a primitive (harness.causes)
     batch: int | None = None  # every evaluation batch padded to this many points at least
+    compilation_cache: bool = True  # JAX's compiled programs kept across processes
 
     @property
     def highest_order(self) -> int:
@@ -216,4 +217,5 @@ def settings_for(
         ),
         localise=bool(config.data.get("localise", True)),
         batch=config.data.get("batch"),
+        compilation_cache=bool(config.data.get("compilation_cache", True)),
     )

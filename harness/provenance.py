@@ -21,7 +21,9 @@ __all__ = [
     "VECTOR_FLAGS",
     "collect",
     "cpu_features",
+    "cpu_signature",
     "git_state",
+    "host_cpu_signature",
     "now",
     "package_versions",
     "split_run_facts",
@@ -138,6 +140,38 @@ def _cpu_features() -> str:
         return cpu_features(Path("/proc/cpuinfo").read_text())
     except OSError:
         return ""
+
+
+def cpu_signature(cpuinfo: str) -> str:
+    """The first processor's model name, family, model, stepping and *every* flag (sorted),
+    from the text of ``/proc/cpuinfo``: what a compiler targeting the host may use, so
+    code compiled on one machine is reused only where all of it is the same
+    (:mod:`harness.backends.jax.cache`)."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip() and fields:
+            break
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key in ("model name", "cpu family", "model", "stepping", "flags", "Features"):
+            fields.setdefault(key, value.strip())
+    flags = " ".join(sorted(set((fields.get("flags") or fields.get("Features") or "").split())))
+    ident = "; ".join(
+        f"{key} {fields[key]}"
+        for key in ("model name", "cpu family", "model", "stepping")
+        if key in fields
+    )
+    return f"{ident}; flags {flags}" if ident or flags else ""
+
+
+@cache
+def host_cpu_signature() -> str:
+    """:func:`cpu_signature` of this machine (the platform's name where ``/proc`` does not
+    say)."""
+    try:
+        return cpu_signature(Path("/proc/cpuinfo").read_text()) or _cpu()
+    except OSError:
+        return f"{platform.machine()} {platform.processor()}"
 
 
 #: What differs from one run of a stage to the next with nothing else changed: when it

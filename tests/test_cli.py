@@ -389,3 +389,41 @@ def test_provenance_names_the_cpu_s_model_and_vector_flags():
     arm = "processor\t: 0\nFeatures\t: fp asimd evtstrm sve\nCPU part\t: 0xd0c\n\n"
     assert cpu_features(arm) == "asimd sve"
     assert cpu_features("") == ""
+
+
+def test_the_cpu_signature_names_every_flag():
+    """A compiled program may use any instruction the compiling CPU has: the signature
+    the compilation cache is keyed by lists every flag of the first processor, sorted."""
+    from harness.provenance import cpu_signature
+
+    block = (
+        "processor\t: {n}\ncpu family\t: 6\nmodel\t\t: 207\n"
+        "model name\t: Intel(R) Xeon(R) Processor\nstepping\t: 2\n"
+        "flags\t\t: sse2 fpu {extra} avx2\n\n"
+    )
+    text = block.format(n=0, extra="rdrand amx_tile") + block.format(n=1, extra="")
+    assert cpu_signature(text) == (
+        "model name Intel(R) Xeon(R) Processor; cpu family 6; model 207; stepping 2; "
+        "flags amx_tile avx2 fpu rdrand sse2"
+    )
+    arm = "processor\t: 0\nFeatures\t: fp asimd sve\n\n"
+    assert cpu_signature(arm) == "; flags asimd fp sve"
+    assert cpu_signature("") == ""
+
+
+def test_the_compilation_cache_folder_is_keyed_by_every_fact():
+    """The folder is the SHA-256 of the facts as sorted JSON, so a results folder copied
+    to another CPU or JAX version is never served the programs compiled here."""
+    import hashlib
+    from pathlib import Path
+
+    from harness.backends.jax.cache import cache_folder
+
+    facts = {"jax": "0.10.2", "jaxlib": "0.10.2", "cpu": "flags avx2 fma", "x64": "True"}
+    digest = hashlib.sha256(
+        b'{"cpu":"flags avx2 fma","jax":"0.10.2","jaxlib":"0.10.2","x64":"True"}'
+    ).hexdigest()
+    assert cache_folder("r/.cache/compiled", facts) == Path("r/.cache/compiled/jax") / digest[:16]
+    other = {**facts, "cpu": "flags avx2"}
+    assert cache_folder("r", other).name != cache_folder("r", facts).name
+    assert cache_folder("r", dict(reversed(list(facts.items())))) == cache_folder("r", facts)

@@ -77,8 +77,13 @@ def test_two_runs_write_byte_identical_tables(tmp_path):
     first = _tables(results / "softplus")
     assert len(first) == 4 + 3 * 2  # case tables, then each back end's evaluations and edges
     timings = read_table(results / "softplus" / "tensorflow" / "all" / "timings.parquet")
-    _run(results)  # the reference cache is warm now: nothing in a table may say so
+    # JAX kept what it compiled, in one folder for this machine and JAX version.
+    compiled = list((results / ".cache" / "compiled" / "jax").glob("*/*"))
+    assert compiled and len({p.parent for p in compiled}) == 1
+    _run(results)  # the reference and compilation caches are warm now: no table may say so
     second = _tables(results / "softplus")
+    # The second run found every program it needed there and compiled nothing new.
+    assert sorted((results / ".cache" / "compiled" / "jax").glob("*/*")) == sorted(compiled)
     assert set(first) == set(second)
     # Every back end's evaluation is there (JAX and PyTorch where installed).
     assert {"errors.parquet", "tensorflow/all/evaluations.parquet"} <= set(first)

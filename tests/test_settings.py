@@ -69,10 +69,22 @@ def test_one_number_caps_every_method_and_the_command_line_narrows_further(tmp_p
     assert max(len(p) for p in prep.case.partials) == 2
 
 
+def test_the_compilation_cache_is_on_unless_the_study_turns_it_off(tmp_path):
+    from pathlib import Path
+
+    from harness.stages.evaluate import compilation_cache
+
+    on = compilation_cache(_prep(tmp_path), "out")
+    assert on == Path("out") / ".cache" / "compiled"
+    off = _prep(tmp_path, overrides={"compilation_cache": False})
+    assert off.settings.compilation_cache is False and compilation_cache(off, "out") is None
+
+
 @pytest.mark.parametrize(
     "overrides, text",
     [
         ({"setting": "fast"}, "setting: 'fast' is not one of"),
+        ({"compilation_cache": "yes"}, "compilation_cache: 'yes' is not of type 'boolean'"),
         ({"quick": {"max_order": {"forwards": 2}}}, "quick.max_order"),
         ({"quick": {"dtypes": []}}, "quick.dtypes"),
     ],

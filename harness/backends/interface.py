@@ -12,6 +12,7 @@ not a re-implementation.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
@@ -49,8 +50,11 @@ class Backend(Protocol):
     #: floats, ``torch``): what an experiment's own evaluation is written against.
     framework: Any
 
-    def start(self, threads: int | None = None) -> None:
-        """Start the framework (threads, devices); quiet, idempotent."""
+    def start(self, threads: int | None = None, cache: Path | None = None) -> None:
+        """Start the framework (threads, devices); quiet, idempotent. ``cache``: a folder
+        where the framework may keep what it compiles for the processes after this one
+        (JAX's persistent compilation cache; TensorFlow and PyTorch keep nothing there),
+        honoured by the first call only."""
 
     def facts(self) -> dict[str, Any]:
         """What about this framework shapes the numbers (versions, devices, flags)."""

@@ -334,6 +334,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "max_points": {"type": ["integer", "null"], "minimum": 1},
             # Failing derivatives localised to a primitive (the root causes' evidence).
             "localise": {"type": "boolean"},
+            "compilation_cache": {
+                "type": "boolean",
+                "description": "Keep what JAX compiles in the results folder's "
+                "`.cache/compiled/` for the next JAX processes (per JAX version and CPU).",
+            },
             "batch": {
                 **_BATCH,
                 "type": ["integer", "null"],

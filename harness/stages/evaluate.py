@@ -24,7 +24,7 @@ from harness.stages.kinds import kind_of
 from harness.stages.pieces import Piece, parse_piece
 from harness.stages.prepared import Prepared
 
-__all__ = ["evaluate_stage"]
+__all__ = ["compilation_cache", "evaluate_stage"]
 
 
 def _write_evaluation(
@@ -47,6 +47,13 @@ def _write_evaluation(
     write_table(timings, where / "timings.parquet", facts)
 
 
+def compilation_cache(prep: Prepared, results: str | Path) -> Path | None:
+    """Where a framework keeps what it compiles for the processes after this one,
+    ``<results>/.cache/compiled`` (:mod:`harness.backends.jax.cache`); ``None`` where
+    the study's ``compilation_cache`` is off."""
+    return Path(results) / ".cache" / "compiled" if prep.settings.compilation_cache else None
+
+
 def evaluate_stage(
     prep: Prepared,
     results: str | Path,
@@ -65,7 +72,8 @@ def evaluate_stage(
     from harness.backends.catalogue import load
 
     engine = load(backend)
-    engine.start()  # the framework starts here (a no-op where the command set its threads)
+    # The framework starts here (a no-op where the command started it).
+    engine.start(cache=compilation_cache(prep, results))
     # What the framework's import built (TensorFlow: about 430,000 objects) lives as long
     # as the process: keep the cyclic collector from scanning it again at every full
     # collection (TensorFlow's per-method release collects; softplus's quick evaluation

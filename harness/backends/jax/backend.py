@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # One thread for XLA's CPU kernels, so a rerun sums in the same order (bitwise the same
@@ -21,6 +22,7 @@ import numpy as np  # noqa: E402
 from harness.backends import sweep  # noqa: E402
 from harness.backends.catalogue import SPECS  # noqa: E402
 from harness.backends.jax.build import DTYPES, build_implementation  # noqa: E402
+from harness.backends.jax.cache import use_cache  # noqa: E402
 from harness.backends.jax.derivatives import NESTING, Compiled, taylor_reason  # noqa: E402
 
 __all__ = ["BACKEND"]
@@ -54,8 +56,15 @@ class JaxBackend:
     spec = SPECS["jax"]
     framework = jax
 
-    @staticmethod
-    def start(threads: int | None = None) -> None:
+    _started = False
+
+    @classmethod
+    def start(cls, threads: int | None = None, cache: Path | None = None) -> None:
+        """JAX on the CPU; with ``cache``, its compiled programs kept there across
+        processes (:mod:`harness.backends.jax.cache`), set before anything compiles."""
+        if not cls._started and cache is not None:
+            use_cache(cache)
+        cls._started = True
         jnp.zeros(1).block_until_ready()
 
     @staticmethod

@@ -14,8 +14,8 @@ class TensorFlowBackend:
     framework = tf
 
     @staticmethod
-    def start(threads: int | None = None) -> None:
-        start(threads)
+    def start(threads: int | None = None, cache=None) -> None:
+        start(threads)  # TensorFlow has no cache of compiled programs across processes
 
     @staticmethod
     def facts() -> dict:

@@ -41,9 +41,9 @@ class TorchBackend:
     framework = torch
 
     @staticmethod
-    def start(threads: int | None = None) -> None:
+    def start(threads: int | None = None, cache=None) -> None:
         """Threads (one unless given) and deterministic kernels: a rerun gives bitwise
-        the same values."""
+        the same values. (``torch.compile`` keeps its own cache; ``cache`` is unused.)"""
         torch.set_num_threads(threads or 1)
         torch.use_deterministic_algorithms(True, warn_only=True)
 
