@@ -6,8 +6,8 @@ process. The study and the census evaluate in many JAX processes (a job per case
 batch of census kernels), each compiling the same primitives again. With the cache on,
 a process stores what it compiled under ``<results>/.cache/compiled/jax/<key>/`` and
 the next one loads it instead of compiling. In the quick census the second batch's JAX
-job runs about 15% faster with the first batch's programs there, and a rerun's JAX jobs
-in about a third of the time, with equal evaluations (benchmarks/README.md).
+job ran 13 to 21% faster with the first batch's programs there, and a rerun's JAX jobs in
+34 to 45% of the time, with equal evaluations (benchmarks/README.md).
 
 A cached program is the very executable XLA compiled, so values do not change; but an
 executable compiled for one processor may use instructions or code paths another lacks,
