@@ -115,17 +115,25 @@ VECTOR_FLAGS = (
 )
 
 
-def cpu_features(cpuinfo: str) -> str:
-    """The first processor's family, model and stepping and its :data:`VECTOR_FLAGS`, from
-    the text of ``/proc/cpuinfo`` ("family 6, model 207, stepping 2; avx avx2 ...")."""
+def _first_processor(cpuinfo: str) -> dict[str, str]:
+    """The fields of the first processor's block of ``/proc/cpuinfo`` (the block is
+    enough: every processor of a machine has the same model and flags); ``flags`` is
+    x86's list, ``Features`` Arm's."""
     fields: dict[str, str] = {}
     for line in cpuinfo.splitlines():
         if not line.strip() and fields:
-            break  # the first processor's block is enough
+            break
         key, _, value = line.partition(":")
-        if key.strip() in ("cpu family", "model", "stepping", "flags", "Features"):
-            fields.setdefault(key.strip(), value.strip())
-    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+        fields.setdefault(key.strip(), value.strip())
+    fields["flags"] = fields.get("flags") or fields.get("Features") or ""
+    return fields
+
+
+def cpu_features(cpuinfo: str) -> str:
+    """The first processor's family, model and stepping and its :data:`VECTOR_FLAGS`, from
+    the text of ``/proc/cpuinfo`` ("family 6, model 207, stepping 2; avx avx2 ...")."""
+    fields = _first_processor(cpuinfo)
+    flags = set(fields["flags"].split())
     ident = ", ".join(
         f"{name} {fields[key]}"
         for key, name in (("cpu family", "family"), ("model", "model"), ("stepping", "stepping"))
@@ -147,15 +155,8 @@ def cpu_signature(cpuinfo: str) -> str:
     from the text of ``/proc/cpuinfo``: what a compiler targeting the host may use, so
     code compiled on one machine is reused only where all of it is the same
     (:mod:`harness.backends.jax.cache`)."""
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        if not line.strip() and fields:
-            break
-        key, _, value = line.partition(":")
-        key = key.strip()
-        if key in ("model name", "cpu family", "model", "stepping", "flags", "Features"):
-            fields.setdefault(key, value.strip())
-    flags = " ".join(sorted(set((fields.get("flags") or fields.get("Features") or "").split())))
+    fields = _first_processor(cpuinfo)
+    flags = " ".join(sorted(set(fields["flags"].split())))
     ident = "; ".join(
         f"{key} {fields[key]}"
         for key in ("model name", "cpu family", "model", "stepping")
