@@ -35,6 +35,7 @@ import pandas as pd
 from harness.cases import expressions as ex
 from harness.cases.model import label_partial
 from harness.cases.synthetic import expression_case
+from harness.causes.sampling import OUTCOME_CLASS, RUNS, SAMPLE, sample_failures
 from harness.causes.sites import Site, effective, sites
 from harness.numerics.floats import FORMATS, is_subnormal
 
@@ -42,9 +43,6 @@ __all__ = ["FAILING", "LOCALISED_COLUMNS", "RUNS", "SAMPLE", "localise", "sample
 
 #: Outcomes a primitive can explain (an ``error`` or ``missing`` has no number to trace).
 FAILING = ("wrong", "nan", "inf", "zero", "inaccurate")
-#: What a failing outcome is like, for choosing among several failing primitives.
-_CLASS = {"nan": "nonfinite", "inf": "nonfinite", "wrong": "wrong", "zero": "zero"}
-_CLASS["inaccurate"] = "inaccurate"
 #: Localised with these methods (finite differences call no derivative rule).
 METHODS = ("reverse", "forward", "forward_over_reverse", "taylor")
 
@@ -213,42 +211,6 @@ def _modes(rows: pd.DataFrame) -> np.ndarray:
     return np.where(alone & ~lost & (mode != "eager"), mode, "eager")
 
 
-#: Failing values localised per (implementation, dtype, partial, method): a failure is
-#: one mechanism along a stretch of inputs, and a grid has thousands of failing points.
-SAMPLE = 6
-#: Besides, the worst value of each stretch of neighbouring failing points with one
-#: outcome class, up to this many stretches spread over the axis: a short stretch (three
-#: points at order 3 near 0) is a finding of its own and needs its own localised values.
-RUNS = 10
-
-
-def sample_failures(rows: pd.DataFrame, runs: int = RUNS) -> pd.DataFrame:
-    """At most :data:`SAMPLE` rows per (implementation, dtype, partial, method): the
-    worst (most bits of error) and others spread evenly over the rest, by point; and the
-    worst of each stretch of consecutive failing points of one outcome class (at most
-    ``runs`` stretches, spread evenly over them; 0 for a grid of several inputs, whose
-    consecutive points are a grid's rows, not a stretch of one axis)."""
-    keep = []
-    for _, group in rows.groupby(["implementation", "dtype", "partial", "method"], sort=False):
-        if len(group) <= SAMPLE:
-            keep.append(group)
-            continue
-        group = group.sort_values("point", kind="stable")
-        bits = group["bits"].to_numpy(np.float64) if "bits" in group else np.zeros(len(group))
-        bits = np.where(np.isnan(bits), np.inf, bits)
-        worst = int(np.argmax(bits))
-        spread = np.linspace(0, len(group) - 1, SAMPLE - 1).round().astype(int)
-        points = group["point"].to_numpy(np.int64)
-        classes = group["outcome"].map(_CLASS).to_numpy(object)
-        breaks = (np.diff(points) != 1) | (classes[1:] != classes[:-1])
-        starts = np.flatnonzero(np.r_[True, breaks])
-        ends = np.r_[starts[1:], len(group)]
-        chosen = np.linspace(0, len(starts) - 1, min(len(starts), runs)).round().astype(int)
-        worst_of = [int(starts[i] + np.argmax(bits[starts[i] : ends[i]])) for i in set(chosen)]
-        keep.append(group.iloc[sorted({worst, *spread.tolist(), *worst_of})])
-    return pd.concat(keep) if keep else rows
-
-
 def _whole(site: Site, eff, names: Sequence[str]) -> dict[str, str] | None:
     """``{input: variable}`` where ``site`` is the whole expression differentiated, one
     primitive of distinct inputs (a census case's ``op(x)``): the evaluation's own rows
@@ -395,7 +357,7 @@ def _row(r, **kw) -> dict:
 
 def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
     n = len(eff.partial)
-    want = _CLASS.get(r.outcome, "")
+    want = OUTCOME_CLASS.get(r.outcome, "")
     candidates = []
     value_wrong = intermediate = kind = ""
     nonfinite = False
@@ -419,7 +381,7 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
                 continue
             if g.outcome in ("missing", "error", "not_applicable"):
                 continue
-            candidates.append((_CLASS.get(g.outcome) != want, site, label, g, a))
+            candidates.append((OUTCOME_CLASS.get(g.outcome) != want, site, label, g, a))
             break
     base = _row(
         r, through_rule=eff.through_rule, value_wrong=value_wrong, intermediate=intermediate

@@ -1,0 +1,55 @@
+"""Which failing values are localised (:mod:`harness.causes.localise`): a sample per
+(implementation, dtype, partial, method), since a failure is one mechanism along a
+stretch of inputs and a grid has thousands of failing points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["OUTCOME_CLASS", "RUNS", "SAMPLE", "sample_failures"]
+
+#: What a failing outcome is like, for choosing among several failing primitives.
+OUTCOME_CLASS = {
+    "nan": "nonfinite",
+    "inf": "nonfinite",
+    "wrong": "wrong",
+    "zero": "zero",
+    "inaccurate": "inaccurate",
+}
+
+#: Failing values localised per (implementation, dtype, partial, method): a failure is
+#: one mechanism along a stretch of inputs, and a grid has thousands of failing points.
+SAMPLE = 6
+#: Besides, the worst value of each stretch of neighbouring failing points with one
+#: outcome class, up to this many stretches spread over the axis: a short stretch (three
+#: points at order 3 near 0) is a finding of its own and needs its own localised values.
+RUNS = 10
+
+
+def sample_failures(rows: pd.DataFrame, runs: int = RUNS) -> pd.DataFrame:
+    """At most :data:`SAMPLE` rows per (implementation, dtype, partial, method): the
+    worst (most bits of error) and others spread evenly over the rest, by point; and the
+    worst of each stretch of consecutive failing points of one outcome class (at most
+    ``runs`` stretches, spread evenly over them; 0 for a grid of several inputs, whose
+    consecutive points are a grid's rows, not a stretch of one axis)."""
+    keep = []
+    for _, group in rows.groupby(["implementation", "dtype", "partial", "method"], sort=False):
+        if len(group) <= SAMPLE:
+            keep.append(group)
+            continue
+        group = group.sort_values("point", kind="stable")
+        bits = group["bits"].to_numpy(np.float64) if "bits" in group else np.zeros(len(group))
+        bits = np.where(np.isnan(bits), np.inf, bits)
+        worst = int(np.argmax(bits))
+        spread = np.linspace(0, len(group) - 1, SAMPLE - 1).round().astype(int)
+        points = group["point"].to_numpy(np.int64)
+        classes = group["outcome"].map(OUTCOME_CLASS).to_numpy(object)
+        breaks = (np.diff(points) != 1) | (classes[1:] != classes[:-1])
+        starts = np.flatnonzero(np.r_[True, breaks])
+        ends = np.r_[starts[1:], len(group)]
+        chosen = np.linspace(0, len(starts) - 1, min(len(starts), runs)).round().astype(int)
+        worst_of = [int(starts[i] + np.argmax(bits[starts[i] : ends[i]])) for i in set(chosen)]
+        keep.append(group.iloc[sorted({worst, *spread.tolist(), *worst_of})])
+    return pd.concat(keep) if keep else rows
