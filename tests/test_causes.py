@@ -15,9 +15,9 @@ import pytest
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
 from harness.causes.classify import decide, outcome_class, severity
-from harness.causes.localise import RUNS, SAMPLE, sample_failures
 from harness.causes.roots import classify_findings, root_causes, unsupported_table
 from harness.causes.rules import check_rules
+from harness.causes.sampling import RUNS, SAMPLE, one_axis, sample_failures
 from harness.causes.sites import effective, sites
 
 from .conftest import CASES, write_case
@@ -439,6 +439,26 @@ def test_a_short_stretch_of_failures_gets_a_localised_value_of_its_own():
         assert len(mine) <= SAMPLE + RUNS and mine["point"].is_unique
     # Without stretches (a grid's consecutive points are its rows): the spread alone.
     assert sorted(sample_failures(rows, 0)["point"]) == [0, 50, 2038, 2089, 2139]
+
+
+def test_failures_along_one_input_are_one_axis_in_every_dtype_they_share_numbers_in():
+    # Point numbers are each dtype's own: 1.0 is point 3 in float32 and point 4 in
+    # float64 (point 3 there is 0.25). Read across dtypes, two numbers with one input
+    # looked like a grid's row, and a one-input case evaluated in both dtypes at once
+    # lost its stretches (softplus: 89 localised rows, 131 in one dtype at a time).
+    one = pd.DataFrame(
+        {
+            "dtype": ["float32", "float64", "float64"],
+            "point": [3, 3, 4],
+            "x": [1.0, 0.25, 1.0],
+            "y": 2.0,
+        }
+    )
+    assert one_axis(one.iloc[[0, 2, 1]], ["x"])  # whichever dtype comes first
+    assert one_axis(one, ["x"])
+    # A grid: in one dtype, two points with the same first input.
+    grid = pd.concat([one, one.iloc[[2]].assign(point=5, y=3.0)], ignore_index=True)
+    assert not one_axis(grid, ["x", "y"])
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ import pandas as pd
 from harness.cases import expressions as ex
 from harness.cases.model import label_partial
 from harness.cases.synthetic import expression_case
-from harness.causes.sampling import OUTCOME_CLASS, RUNS, SAMPLE, sample_failures
+from harness.causes.sampling import OUTCOME_CLASS, RUNS, SAMPLE, one_axis, sample_failures
 from harness.causes.sites import Site, effective, sites
 from harness.numerics.floats import FORMATS, is_subnormal
 
@@ -252,10 +252,7 @@ def localise(
     rows = rows.assign(in_mode=_modes(rows))
     rows = rows.sort_values("in_mode", key=lambda m: m != "eager", kind="stable")
     rows = rows.drop_duplicates(["implementation", "dtype", "partial", "method", "point"])
-    # One axis (one input, or inputs tied to it): each point has its own first input.
-    at = rows.drop_duplicates("point")
-    one_axis = not names or at[names[0]].nunique() == len(at)
-    rows = sample_failures(rows.assign(via=_routes(rows)), RUNS if one_axis else 0)
+    rows = sample_failures(rows.assign(via=_routes(rows)), RUNS if one_axis(rows, names) else 0)
     impls = {i.name: i for i in case.implementations}
     out: list[dict] = []
     # 1. What each failing row differentiates.

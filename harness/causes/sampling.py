@@ -5,10 +5,12 @@ stretch of inputs and a grid has thousands of failing points.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["OUTCOME_CLASS", "RUNS", "SAMPLE", "sample_failures"]
+__all__ = ["OUTCOME_CLASS", "RUNS", "SAMPLE", "one_axis", "sample_failures"]
 
 #: What a failing outcome is like, for choosing among several failing primitives.
 OUTCOME_CLASS = {
@@ -26,6 +28,17 @@ SAMPLE = 6
 #: outcome class, up to this many stretches spread over the axis: a short stretch (three
 #: points at order 3 near 0) is a finding of its own and needs its own localised values.
 RUNS = 10
+
+
+def one_axis(rows: pd.DataFrame, names: Sequence[str]) -> bool:
+    """Whether the failing ``rows`` lie along one axis (one input, or inputs tied to it):
+    in each dtype, each point has its own first input. A point's number is the dtype's
+    own (a case's dtypes keep the values each represents), so the same input under two
+    numbers in two dtypes is not a grid's row."""
+    if not names or rows.empty:
+        return True
+    at = rows.drop_duplicates(["dtype", "point"]).groupby("dtype")[names[0]]
+    return bool((at.nunique() == at.size()).all())
 
 
 def sample_failures(rows: pd.DataFrame, runs: int = RUNS) -> pd.DataFrame:
