@@ -19,6 +19,7 @@ from harness.workflow import (
 from harness.workflow_census import (
     census_batches,
     census_cases,
+    census_evaluate_jobs,
     census_evaluate_mem_mb,
     census_evaluations,
     census_parts,

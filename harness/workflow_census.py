@@ -8,6 +8,12 @@ a shape of its own. So the census's cases go in a few batches: per batch, two re
 jobs, one evaluation job per framework (``harness evaluate`` over the batch's case files,
 every batch padded to the census's ``batch`` size: :mod:`harness.backends.padding`), and
 two comparison jobs (they share nothing: the last batch's two run side by side).
+
+A framework's helpers and compiled programs are per dtype (TensorFlow traces each op's
+forward-mode helper per op, dtype, shape and nesting depth), so where the census block
+has a ``split`` (the quick census: ``[dtype]``, one batch) a batch's evaluation in one
+framework is one job per dtype: each traces an op's helpers once for every kernel, where
+two batches traced the ops they share once each.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ __all__ = [
     "census_batches",
     "census_block",
     "census_cases",
+    "census_config",
+    "census_evaluate_jobs",
     "census_evaluate_mem_mb",
     "census_evaluations",
     "census_parts",
@@ -38,6 +46,17 @@ def census_block(config: dict[str, Any]) -> dict[str, Any]:
     """The census's settings for the study's setting (its ``census`` block)."""
     setting = config.get("setting", "full")
     return dict((config.get("census") or {}).get(setting) or {})
+
+
+def census_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The study's settings as the census runs them: where the census block has a
+    ``split``, its evaluations are cut by it (in place of the study's ``split`` for the
+    setting), so their pieces, and the comparisons that merge them, follow it."""
+    block = census_block(config)
+    if "split" not in block:
+        return config
+    setting = config.get("setting", "full")
+    return {**config, "split": {**(config.get("split") or {}), setting: list(block["split"])}}
 
 
 def census_cases(config: dict[str, Any], folder: str | Path = "census/cases") -> list[str]:
@@ -97,14 +116,32 @@ def _kernel(case: str) -> str:
 
 def census_settings(config: dict[str, Any], stage: str, backend: str | None = None) -> str:
     """The study settings a census job runs with (its rule's ``params``): the stage's
-    (:func:`harness.workflow.stage_settings`), narrowed to ``backend``, with the census's
-    ``batch`` size."""
-    part = json.loads(stage_settings(config, stage))
+    (:func:`harness.workflow.stage_settings` of :func:`census_config`: the census's
+    ``split``), narrowed to ``backend``, with the census's ``batch`` size."""
+    part = json.loads(stage_settings(census_config(config), stage))
     if backend is not None:
         part["backends"] = [backend]
     if stage == "evaluate" and census_block(config).get("batch"):
         part["batch"] = census_block(config)["batch"]
     return json.dumps(part, sort_keys=True, separators=(",", ":"))
+
+
+def census_evaluate_jobs(
+    config: dict[str, Any], cases: list[str], backend: str, folder: str | Path = "census/cases"
+) -> dict[str | None, list[str]]:
+    """A batch's evaluation jobs in ``backend``: piece -> the batch's cases with that
+    piece, one job each, where the census block has a ``split`` (``[dtype]``: one process
+    per dtype, which traces each op's forward-mode helpers, and compiles each primitive,
+    once for every kernel of the batch: they are per dtype); otherwise ``{None: cases}``,
+    one job for every piece of the batch's cases."""
+    if "split" not in census_block(config):
+        return {None: list(cases)}
+    jobs: dict[str | None, list[str]] = {}
+    for case in cases:
+        for b, piece in case_pieces(Path(folder) / f"{case}.yaml", census_config(config)):
+            if b == backend:
+                jobs.setdefault(piece, []).append(case)
+    return jobs
 
 
 def census_evaluations(
@@ -113,17 +150,18 @@ def census_evaluations(
     backend: str,
     folder: str | Path = "census/cases",
     results: str = "results/census",
+    piece: str | None = None,
 ) -> dict[str, list[str]]:
-    """The tables a batch's evaluation job in ``backend`` writes, by name
-    (:data:`EVALUATION_TABLES`): one per case and piece."""
+    """The tables an evaluation job in ``backend`` writes, by name
+    (:data:`EVALUATION_TABLES`): one per case and piece (``piece``: that piece's only)."""
     out: dict[str, list[str]] = {name: [] for name in EVALUATION_TABLES}
     for case in cases:
         # Each rule of a batch asks again: the case is prepared once per parse
         # (harness.workflow.case_pieces).
-        for b, piece in case_pieces(Path(folder) / f"{case}.yaml", config):
-            if b == backend:
+        for b, p in case_pieces(Path(folder) / f"{case}.yaml", census_config(config)):
+            if b == backend and piece in (None, p):
                 for name in EVALUATION_TABLES:
-                    out[name].append(f"{results}/{case}/{b}/{piece}/{name}.parquet")
+                    out[name].append(f"{results}/{case}/{b}/{p}/{name}.parquet")
     return out
 
 

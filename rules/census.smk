@@ -6,8 +6,9 @@
 
 CENSUS_CASES = census_cases(config, "census/cases")
 # The cases in a few batches, each kernel's layouts together (harness.workflow_census):
-# per batch two reference jobs, one evaluation job per framework and two comparison jobs,
-# each a single process over its case files.
+# per batch two reference jobs, one evaluation job per framework (or per framework and
+# dtype: the census block's `split`) and two comparison jobs, each a single process over
+# its case files.
 CENSUS_BATCHES = census_batches(config, CENSUS_CASES, "census/cases")
 
 
@@ -43,36 +44,43 @@ for batch, members in CENSUS_BATCHES.items():
                 "python -m harness reference {input.cases} --results results/census --study {params.study:q} > {log} 2>&1"
 
     for backend in BACKENDS:
+        # One job per back end, or per back end and piece where the census block has a
+        # `split` (the quick census: one per dtype, harness.workflow_census).
+        for piece, evaluated in census_evaluate_jobs(config, members, backend).items():
+            job = backend if piece is None else f"{backend}.{piece}"
 
-        rule:
-            name:
-                f"census_evaluate_{batch}_{backend}"
-            input:
-                cases=expand("census/cases/{case}.yaml", case=members),
-                references=expand("results/census/{case}/reference.parquet", case=members),
-                code=stage_sources("evaluate", backend=backend),
-            output:
-                **census_evaluations(config, members, backend),
-            params:
-                study=census_settings(config, "evaluate", backend),
-                backend=backend,
-            log:
-                f"logs/census/{batch}/evaluate.{backend}.log",
-            benchmark:
-                f"logs/census/{batch}/evaluate.{backend}.benchmark.tsv"
-            threads: 1
-            # The first batch first (its comparison then runs beside the next batches'
-            # evaluations), and in a batch the study's back ends in its order
-            # (TensorFlow's jobs, first in config/study.yaml, are the longest).
-            priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, backend)
-            # The evaluating process grows with the kernels it has traced (the census
-            # block's evaluate_mem_mb: config/study.yaml).
-            resources:
-                mem_mb=census_evaluate_mem_mb(config),
-            conda:
-                "../environment.yml"
-            shell:
-                "python -m harness evaluate {input.cases} --backends {params.backend} --results results/census --threads {threads} --study {params.study:q} > {log} 2>&1"
+            rule:
+                name:
+                    f"census_evaluate_{batch}_{job.replace('.', '_')}"
+                input:
+                    cases=expand("census/cases/{case}.yaml", case=evaluated),
+                    references=expand(
+                        "results/census/{case}/reference.parquet", case=evaluated
+                    ),
+                    code=stage_sources("evaluate", backend=backend),
+                output:
+                    **census_evaluations(config, evaluated, backend, piece=piece),
+                params:
+                    study=census_settings(config, "evaluate", backend),
+                    backend=backend,
+                    piece="" if piece is None else f"--piece {piece}",
+                log:
+                    f"logs/census/{batch}/evaluate.{job}.log",
+                benchmark:
+                    f"logs/census/{batch}/evaluate.{job}.benchmark.tsv"
+                threads: 1
+                # The first batch first (its comparison then runs beside the next batches'
+                # evaluations), and in a batch the study's back ends in its order
+                # (TensorFlow's jobs, first in config/study.yaml, are the longest).
+                priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, backend)
+                # The evaluating process grows with the kernels it has traced (the census
+                # block's evaluate_mem_mb: config/study.yaml).
+                resources:
+                    mem_mb=census_evaluate_mem_mb(config),
+                conda:
+                    "../environment.yml"
+                shell:
+                    "python -m harness evaluate {input.cases} --backends {params.backend} {params.piece} --results results/census --threads {threads} --study {params.study:q} > {log} 2>&1"
 
     # The comparison in two jobs a batch, so that the last batch's runs on both cores.
     for part, judged in census_parts(members, 2).items():

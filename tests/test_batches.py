@@ -8,6 +8,8 @@ operation exact in float32), the padded elements' count, the partition's sets.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -102,7 +104,8 @@ def test_census_batches_hold_every_case_once_and_each_kernel_s_layouts_together(
     config = yaml.safe_load((ROOT / "config" / "study.yaml").read_text())
     quick = config["census"]["quick"]
     write_cases(tmp_path, quick["dtypes"], quick["per_sign"])
-    count = quick["batches"]
+    count = 2
+    config["census"]["quick"] = {**quick, "batches": count}
     batches = census_batches(config, cases, tmp_path)
     assert list(batches) == [f"b{i}" for i in range(1, count + 1)]
     placed = [c for members in batches.values() for c in members]
@@ -114,6 +117,47 @@ def test_census_batches_hold_every_case_once_and_each_kernel_s_layouts_together(
     # One batch: all of them.
     one = {**config, "census": {"quick": {"batches": 1}}}
     assert census_batches(one, cases, tmp_path) == {"b1": cases}
+
+
+def test_a_census_split_by_dtype_gives_one_evaluation_job_per_dtype_and_its_tables(tmp_path):
+    """With the census block's ``split: [dtype]`` each framework's evaluation of a batch is
+    one job per dtype, each writing that dtype's piece of every case; the comparisons read
+    exactly those pieces. Without it, one job writes every piece (the study's split)."""
+    from harness.census.cases import write_cases
+    from harness.workflow import check_config
+    from harness.workflow_census import (
+        census_config,
+        census_evaluate_jobs,
+        census_evaluations,
+        census_settings,
+    )
+
+    config = yaml.safe_load((ROOT / "config" / "study.yaml").read_text())
+    config["setting"] = "quick"
+    dtypes = ["float32", "float64"]
+    block = {"dtypes": dtypes, "per_sign": 4, "batches": 1, "split": ["dtype"]}
+    config["census"] = {"quick": block}
+    cases = sorted(p.stem for p in write_cases(tmp_path, dtypes, 4))[:3]
+    jobs = census_evaluate_jobs(config, cases, "jax", tmp_path)
+    assert jobs == {"float32": cases, "float64": cases}
+    every = census_evaluations(config, cases, "jax", tmp_path)["evaluations"]
+    mine = {d: census_evaluations(config, cases, "jax", tmp_path, piece=d) for d in dtypes}
+    assert sorted(every) == sorted(
+        f"results/census/{c}/jax/{d}/evaluations.parquet" for c in cases for d in dtypes
+    )
+    assert sorted(mine["float32"]["evaluations"] + mine["float64"]["evaluations"]) == sorted(every)
+    for stage in ("evaluate", "compare"):
+        assert json.loads(census_settings(config, stage))["split"]["quick"] == ["dtype"]
+    # The study's own split is the census's only where the census block says none.
+    assert config["split"]["quick"] == []
+    del block["split"]
+    assert census_config(config) is config
+    assert census_evaluate_jobs(config, cases, "jax", tmp_path) == {None: cases}
+    assert census_evaluations(config, cases, "jax", tmp_path)["evaluations"] == [
+        f"results/census/{c}/jax/all/evaluations.parquet" for c in cases
+    ]
+    with pytest.raises(ValueError, match=r"census\.quick\.split"):
+        check_config({**config, "census": {"quick": {"split": ["kernel"]}}})
 
 
 def test_census_jobs_run_batch_by_batch_comparisons_before_the_next_evaluations():

@@ -473,15 +473,23 @@ def test_a_back_end_s_files_are_derived_from_its_imports(backend):
 def test_the_census_is_its_own_target_with_one_job_per_stage_batch_and_back_end(tmp_path):
     """``snakemake census`` writes the census's case files from the operator table and
     plans the study's three stages for each batch of them (the evaluation once per back
-    end), then the atlas; the default target plans none of it."""
+    end and dtype, the quick census block's `split`), then the atlas; the default target
+    plans none of it."""
     from .test_census import _expected_cases
 
     where = _copy(tmp_path)
     config = yaml.safe_load((where / "config" / "study.yaml").read_text())
-    batches = [f"b{i}" for i in range(1, config["census"]["quick"]["batches"] + 1)]
+    quick = config["census"]["quick"]
+    assert quick["split"] == ["dtype"]
+    batches = [f"b{i}" for i in range(1, quick["batches"] + 1)]
     backends = ("tensorflow", "jax", "torch")
     expected = {f"census_reference_{b}_{part}": 1 for b in batches for part in (1, 2)}
-    expected |= {f"census_evaluate_{b}_{k}": 1 for b in batches for k in backends}
+    expected |= {
+        f"census_evaluate_{b}_{k}_{d}": 1
+        for b in batches
+        for k in backends
+        for d in quick["dtypes"]
+    }
     expected |= {f"census_compare_{b}_{part}": 1 for b in batches for part in (1, 2)}
     expected |= {"census_collect": 1, "census_reproduce": 3, "census_atlas": 1, "census": 1}
     assert _planned(where, "census") == expected

@@ -366,6 +366,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
                             "per_sign": _PER_SIGN,
                             "batch": _BATCH,
                             "batches": {"type": "integer", "minimum": 1, "maximum": 256},
+                            "split": _SPLIT,
                             "evaluate_mem_mb": {"type": "integer", "minimum": 500},
                         }
                     )
@@ -374,8 +375,10 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 description="The kernel census (`snakemake census`), per setting: its dtypes, "
                 "the log-spaced magnitudes per sign and dtype of each argument, the one "
                 "batch size its evaluations share (`batch` above), the number of "
-                "batches its cases run in (a process per batch and framework) and the "
-                "memory an evaluation job declares (`evaluate_mem_mb`, MB).",
+                "batches its cases run in (a process per batch and framework), how a "
+                "batch's evaluation in one framework is cut into jobs (`split`, as above; "
+                "none: one job) and the memory an evaluation job declares "
+                "(`evaluate_mem_mb`, MB).",
             ),
             "tolerances": _obj(
                 {d: _TOLERANCE_ROW for d in DTYPES},
