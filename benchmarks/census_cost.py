@@ -1,11 +1,12 @@
 """The kernel census's cost and what it found, from a finished `snakemake census` run:
-the jobs' seconds by stage and back end (their benchmark files), the values checked and
+the jobs' seconds by stage and back end (their benchmark files), the frameworks' own timed
+calls in them (the floor on the run's cores), the values checked and
 the cost per value, the atlas's size, the root causes by kind and framework, the kernels
 each framework gets right everywhere, and which root causes of the default study the
 census shares (the same id: one mechanism), and its ten most severe root causes in the
 frameworks' own code with how many of their scripts print the failure.
 
-    python benchmarks/census_cost.py [--wall SECONDS]
+    python benchmarks/census_cost.py [--wall SECONDS] [--cores N]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pandas as pd
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--wall", type=float, help="the run's wall-clock seconds")
+    parser.add_argument("--cores", type=int, default=2, help="the cores the run had")
     args = parser.parse_args()
     seconds: Counter = Counter()
     jobs: Counter = Counter()
@@ -39,6 +41,7 @@ def main() -> None:
     for stage, s in sorted(seconds.items(), key=lambda kv: -kv[1]):
         print(f"  {stage:34s} {jobs[stage]:4d} jobs {s:8.1f} s ({s / jobs[stage]:.1f} s each)")
     total = sum(seconds.values())
+    frameworks_own_calls(total, args.cores)
     atlas = pd.read_parquet("results/census/atlas.parquet")
     values = int(atlas["points"].sum())
     judged = int(atlas["judged"].sum())
@@ -100,6 +103,29 @@ def main() -> None:
                 f"  {r.id}  severity {r.severity}, {r.members} findings, "
                 f"{r.reproduced} of {scripts} scripts"
             )
+
+
+def frameworks_own_calls(total: float, cores: int) -> None:
+    """The frameworks' own work: the evaluation jobs' timed calls (each implementation's
+    call per method, mode and dtype in the timings tables, its first call's tracing and
+    compiling included; the bisection's later calls and everything else not), the floor
+    no scheduling of the census's jobs goes under."""
+    paths = list(Path("results/census").glob("*/*/*/timings.parquet"))
+    if not paths:
+        return
+    timed = pd.concat(pd.read_parquet(p) for p in paths)
+    own = timed.groupby("backend")["seconds"].sum().sort_values(ascending=False)
+    floor = float(own.sum())
+    print(
+        f"the frameworks' own timed calls: {floor:.1f} s of the {total:.0f} job seconds "
+        f"({floor / total:.0%}), {floor / cores / 60:.1f} min on {cores} cores before any "
+        "reference, bisection, judging or report"
+    )
+    for backend, s in own.items():
+        mine = timed[timed["backend"] == backend]
+        top = mine.groupby(["method", "mode"])["seconds"].sum().sort_values(ascending=False)
+        parts = ", ".join(f"{m} {mode} {v:.1f}" for (m, mode), v in top.head(4).items())
+        print(f"  {backend:10s} {s:8.1f} s (largest: {parts})")
 
 
 if __name__ == "__main__":
