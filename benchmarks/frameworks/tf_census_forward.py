@@ -98,13 +98,13 @@ TWO = {
 def cases(dtype):
     """(census case, function of keyword tensors, input names), in the job's order (the
     case files' names sorted; mish has no TensorFlow kernel)."""
-    out = [(f"census_{k}", lambda f=f: (lambda x: f(x)), ("x",)) for k, f in ONE.items()]
+    out = [(f"census_{k}", lambda f=f: lambda x: f(x), ("x",)) for k, f in ONE.items()]
     out += [
         (f"census_{k}", lambda c=c: constant_power(c, dtype), ("x",)) for k, c in POWERS.items()
     ]
     for k, f in TWO.items():
         for layout in ("diagonal", "grid"):
-            out.append((f"census_{k}_{layout}", lambda f=f: (lambda x, y: f(x, y)), ("x", "y")))
+            out.append((f"census_{k}_{layout}", lambda f=f: lambda x, y: f(x, y), ("x", "y")))
     return sorted(out)
 
 
