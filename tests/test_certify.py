@@ -101,6 +101,36 @@ def test_special_values_overflow_subnormal_kink_and_switch():
         assert value.reliable and value.certified and value.reference_rounded == 0.0, text
 
 
+def test_an_intermediate_overflowing_arbs_precision_is_not_a_kink():
+    # Arb's sinh at 6.245176e280 is NaN at 128 and 256 bits (an intermediate beyond the
+    # working precision) and exact at 1024; a NaN ball reads as "no derivative exists",
+    # which made the value of sinh, cosh and log_softmax at huge inputs undefined in the
+    # census (unjudged) or left to mpmath (uncertified). The truths here are mpmath's.
+    x = 6.245176e280
+    for text, truth in (("sinh(x)", mpmath.sinh), ("cosh(x)", mpmath.cosh)):
+        case = _with_reference(load_case(CASES / "softplus.yaml"), text)
+        table, _ = _table(case, {"x": [x, -x]}, every=0)
+        value = table[table.partial == ""].sort_values("x")
+        with mpmath.workdps(50):
+            want = [float(truth(mpmath.mpf(v))) for v in sorted([x, -x])]  # ±inf, rounded
+        assert value.certified.all() and value.reliable.all(), text
+        assert list(value.reference_rounded) == want, text
+    # log_softmax(a, b)[0] = a - b - log1p(exp(a - b)): finite, a itself in float64.
+    a, b = -3.4028234663852886e38, -0.0006905339541845024
+    case = _with_reference(load_case(CASES / "ratio.yaml"), "log_softmax(a, b)")
+    table, _ = _table(case, {"a": [a], "b": [b]}, every=0)
+    value = table[table.partial == ""].iloc[0]
+    with mpmath.workdps(80):
+        want = float(mpmath.mpf(a) - b - mpmath.log1p(mpmath.exp(mpmath.mpf(a) - b)))
+    assert value.certified and value.reliable and value.reference_rounded == want == a
+    # A true kink at a huge point stays one: maximum's partial on its diagonal.
+    case = _with_reference(load_case(CASES / "ratio.yaml"), "maximum(a, b)")
+    balls = certify_point(case, {"a": 1e300, "b": 1e300}, [("a",), ()])
+    assert not balls[("a",)].bounded
+    assert balls[("a",)].reason.startswith("no derivative exists here")
+    assert balls[()].bounded and float(balls[()].centre()) == 1e300
+
+
 @pytest.mark.parametrize(
     "name", ["softplus", "nested_softplus", "ratio", "composition", "hitting_time", "logistic"]
 )

@@ -50,6 +50,13 @@ UNDEFINED = _FINAL[:2]
 #: The highest precision tried, in bits (the doubling starts at 128).
 MAX_BITS = 4096
 _START_BITS = 128
+#: What an indeterminate Arb result (a NaN midpoint) says: a kink or switch point has no
+#: derivative. Arb also gives one where an intermediate overflows its working precision
+#: (``sinh`` at 6e280 is NaN at 128 and 256 bits, exact at 1024), so it is final only at
+#: a precision beyond the point's magnitude (:func:`_magnitude_bits`).
+_INDETERMINATE = "no derivative exists here (a kink or a switch point)"
+#: How far beyond the inputs' binary exponents an indeterminate result is believed.
+_MAGNITUDE_MARGIN = 64
 
 
 class Ball:
@@ -196,6 +203,7 @@ def no_cyclic_gc():
 def _certify(case, points, partials, fmts, jet_partials, space) -> list:
     done: list[dict[Partial, Ball]] = [{} for _ in points]
     pending = list(range(len(points)))
+    believed = [_magnitude_bits(pt) + _MAGNITUDE_MARGIN for pt in points]
     bits = _START_BITS
     while pending and bits <= MAX_BITS:
         with balls.working_bits(bits):
@@ -216,7 +224,11 @@ def _certify(case, points, partials, fmts, jet_partials, space) -> list:
         for (i, p, ball), quick in zip(flat, fast):
             if quick or (ball.bounded and all(decides(ball, f) for f in fmts)):
                 done[i][p] = ball
-            elif not ball.bounded and ball.reason.startswith(_FINAL):
+            elif (
+                not ball.bounded
+                and ball.reason.startswith(_FINAL)
+                and (ball.reason != _INDETERMINATE or bits > believed[i])
+            ):
                 done[i][p] = ball  # nothing a higher precision would change
             elif last:
                 reason = ball.reason or f"the ball is still too wide at {MAX_BITS} bits"
@@ -224,6 +236,14 @@ def _certify(case, points, partials, fmts, jet_partials, space) -> list:
         pending = [i for i in pending if len(done[i]) < len(partials)]
         bits *= 2
     return done
+
+
+def _magnitude_bits(point: dict[str, float]) -> int:
+    """The largest binary exponent among the point's finite nonzero inputs (0 if none)."""
+    return max(
+        (math.frexp(v)[1] for v in map(float, point.values()) if math.isfinite(v) and v),
+        default=0,
+    )
 
 
 def _evaluate(case, pt, partials, jet_partials, space, bits) -> dict:
@@ -288,5 +308,5 @@ def _ball(x: arb, bits: int) -> Ball:
         ball.lo64, ball.hi64 = float(lo), float(hi)
         return ball
     if x.is_nan():
-        return Ball(None, None, bits, "no derivative exists here (a kink or a switch point)")
+        return Ball(None, None, bits, _INDETERMINATE)
     return Ball(None, None, bits, "")

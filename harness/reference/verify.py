@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 #: Bump when the reference arithmetic changes, so cached values are recomputed.
-REFERENCE_VERSION = 4
+REFERENCE_VERSION = 5
 #: Significant digits of the decimal string kept for people (>= 25 by the design).
 DECIMAL_DIGITS = 30
 
