@@ -15,7 +15,8 @@ import pytest
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
 from harness.causes.classify import decide, outcome_class, severity
-from harness.causes.roots import classify_findings, root_causes, unsupported_table
+from harness.causes.reproduce import reproduced_member
+from harness.causes.roots import classify_findings, root_causes, unsupported_table, worst_first
 from harness.causes.rules import check_rules
 from harness.causes.sampling import RUNS, SAMPLE, one_axis, sample_failures
 from harness.causes.sites import effective, sites
@@ -544,3 +545,24 @@ def test_a_statement_says_bits_lost_not_a_factor_of_2_where_bits_are_lost():
     assert roots.iloc[0]["severity"] == 2
     assert "inaccurate (bits lost beyond the tolerance, more than 4 bits right)" in text
     assert "at most 4 correct bits" not in text
+
+
+def test_a_reproducer_shows_the_worst_member_a_script_can_compute():
+    # census_hypot_diagonal's TensorFlow root cause had no script: its worst member merged
+    # finite differences and autodiff, its worst point by finite differences.
+    members = pd.DataFrame(
+        {
+            "id": ["fd-worst", "autodiff", "fd-only"],
+            "methods": ["finite_difference, reverse", "reverse", "finite_difference"],
+            "worst_method": ["finite_difference", "reverse", "finite_difference"],
+            "order": [4, 2, 4],
+            "impact": [3, 3, 3],
+            "severity": [4, 2, 4],
+            "hits": [10, 5, 10],
+        }
+    )
+    assert worst_first(members)["id"].iloc[0] == "fd-worst"
+    assert reproduced_member(members)["id"] == "autodiff"
+    # Only finite differences: the worst stands (the probe command reproduces it).
+    only = members[members["id"] != "autodiff"]
+    assert reproduced_member(only)["id"] == "fd-worst"

@@ -37,7 +37,7 @@ from harness.causes.roots import worst_first
 from harness.causes.sites import VARIABLES
 from harness.numerics.floats import FORMATS, round_mpf
 
-__all__ = ["REPRODUCER_COLUMNS", "check", "probe_command", "reproducers"]
+__all__ = ["REPRODUCER_COLUMNS", "check", "probe_command", "reproduced_member", "reproducers"]
 
 REPRODUCER_COLUMNS = [
     "root_cause",
@@ -148,6 +148,16 @@ def _reproduces(got: float, rounded: float, dtype: str, budget: float) -> bool:
     return bool(ulps > budget)
 
 
+def reproduced_member(members: pd.DataFrame) -> dict:
+    """The finding a root cause's reproducer shows in one framework: the worst
+    (:func:`harness.causes.roots.worst_first`) whose worst point a script computes (an
+    autodiff method; a finding that merges methods can have its worst point by finite
+    differences), else the worst."""
+    ranked = worst_first(members)
+    scripted = ranked[ranked["worst_method"] != "finite_difference"]
+    return (scripted if len(scripted) else ranked).iloc[0].to_dict()
+
+
 def reproducers(
     roots: pd.DataFrame,
     findings: pd.DataFrame,
@@ -170,7 +180,7 @@ def reproducers(
         ]
         if members.empty:
             continue
-        finding = worst_first(members).iloc[0].to_dict()
+        finding = reproduced_member(members)
         base = dict.fromkeys(REPRODUCER_COLUMNS, "")
         base.update(
             root_cause=root["id"], backend=backend, probe=probe_command(finding, backend, cases)
