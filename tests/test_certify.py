@@ -103,7 +103,7 @@ def test_special_values_overflow_subnormal_kink_and_switch():
 
 def test_an_intermediate_overflowing_arbs_precision_is_not_a_kink():
     # Arb's sinh at 6.245176e280 is NaN at 128 and 256 bits (an intermediate beyond the
-    # working precision) and exact at 1024; a NaN ball reads as "no derivative exists",
+    # working precision) and a narrow ball at 512; a NaN ball reads as "no derivative exists",
     # which made the value of sinh, cosh and log_softmax at huge inputs undefined in the
     # census (unjudged) or left to mpmath (uncertified). The truths here are mpmath's.
     x = 6.245176e280

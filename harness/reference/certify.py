@@ -52,7 +52,7 @@ MAX_BITS = 4096
 _START_BITS = 128
 #: What an indeterminate Arb result (a NaN midpoint) says: a kink or switch point has no
 #: derivative. Arb also gives one where an intermediate overflows its working precision
-#: (``sinh`` at 6e280 is NaN at 128 and 256 bits, exact at 1024), so it is final only at
+#: (``sinh`` at 6e280 is NaN at 128 and 256 bits, a 510-bit ball at 512), so it is final only at
 #: a precision beyond the point's magnitude (:func:`_magnitude_bits`).
 _INDETERMINATE = "no derivative exists here (a kink or a switch point)"
 #: How far beyond the inputs' binary exponents an indeterminate result is believed.
