@@ -1,10 +1,10 @@
 """The kernel census's cost and what it found, from a finished `snakemake census` run:
 the jobs' seconds by stage and back end (their benchmark files), the frameworks' own timed
-calls in them (the floor on the run's cores), the values checked and
-the cost per value, the atlas's size, the root causes by kind and framework, the kernels
-each framework gets right everywhere, and which root causes of the default study the
-census shares (the same id: one mechanism), and its ten most severe root causes in the
-frameworks' own code with how many of their scripts print the failure.
+calls in them (the floor on the run's cores), the values checked and the cost per value,
+the atlas's size, the root causes by kind and framework, the kernels each framework gets
+right everywhere, which root causes of the default study the census shares (the same id:
+one mechanism), and its ten most severe root causes in the frameworks' own code with how
+many of their scripts print the failure.
 
     python benchmarks/census_cost.py [--wall SECONDS] [--cores N]
 """
