@@ -561,8 +561,16 @@ def test_a_reproducer_shows_the_worst_member_a_script_can_compute():
             "hits": [10, 5, 10],
         }
     )
-    assert worst_first(members)["id"].iloc[0] == "fd-worst"
+    assert worst_first(members)["id"].tolist() == ["autodiff", "fd-worst", "fd-only"]
     assert reproduced_member(members)["id"] == "autodiff"
+    # The statement names the member the script shows, though the other's point is worse.
+    fd_worst = _kernel(id="f1", methods="finite_difference, reverse", order=4, partial="xxxx")
+    fd_worst.update(worst_method="finite_difference", outcome="nan", severity=4)
+    autodiff = _kernel(id="f2", outcome="nan", severity=4)
+    roots = root_causes(_classified(fd_worst, autodiff))
+    assert len(roots) == 1 and roots.iloc[0]["members"] == 2
+    worst = json.loads(roots.iloc[0]["worst"])
+    assert (worst["finding"], worst["method"]) == ("c:f2", "reverse")
     # Only finite differences: the worst stands (the probe command reproduces it).
     only = members[members["id"] != "autodiff"]
     assert reproduced_member(only)["id"] == "fd-worst"

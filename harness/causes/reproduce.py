@@ -150,12 +150,9 @@ def _reproduces(got: float, rounded: float, dtype: str, budget: float) -> bool:
 
 def reproduced_member(members: pd.DataFrame) -> dict:
     """The finding a root cause's reproducer shows in one framework: the worst
-    (:func:`harness.causes.roots.worst_first`) whose worst point a script computes (an
-    autodiff method; a finding that merges methods can have its worst point by finite
-    differences), else the worst."""
-    ranked = worst_first(members)
-    scripted = ranked[ranked["worst_method"] != "finite_difference"]
-    return (scripted if len(scripted) else ranked).iloc[0].to_dict()
+    (:func:`harness.causes.roots.worst_first`), whose worst point is an autodiff method's,
+    which a script computes, wherever one member's is."""
+    return worst_first(members).iloc[0].to_dict()
 
 
 def reproducers(

@@ -158,10 +158,13 @@ def root_causes(classified: pd.DataFrame, titles: Callable[[str], str] = str) ->
 
 
 def worst_first(members: pd.DataFrame) -> pd.DataFrame:
-    """A root cause's findings, the worst first: autodiff's and a derivative's before
-    finite differences' and a value's, then by impact, severity and breadth."""
+    """A root cause's findings, the worst first: those whose worst point is autodiff's
+    (a finding merges methods; its worst point can be a finite difference's, which no
+    framework code computes) and a derivative's before finite differences' and a value's,
+    then by impact, severity and breadth."""
+    method = members["worst_method"].where(members["worst_method"] != "", members["methods"])
     ranked = members.assign(
-        _autodiff=members["methods"] != "finite_difference", _derivative=members["order"] > 0
+        _autodiff=method != "finite_difference", _derivative=members["order"] > 0
     )
     keys = ["_autodiff", "_derivative", "impact", "severity", "hits"]
     return ranked.sort_values(keys, ascending=False, kind="stable")
