@@ -115,6 +115,36 @@ def test_every_method_of_each_framework_agrees_on_a_polynomial(tmp_path):
     assert set(auto.outcome) == {"ok"}
 
 
+def test_pytorchs_zero_tensor_derivatives_are_values_not_errors(tmp_path):
+    """PyTorch returns abs's second derivative as a ZeroTensor, which ``.numpy()``
+    refuses ("Cannot convert a ZeroTensor to numpy"): the quick census judged 291
+    findings of abs as errors of PyTorch's. d²|x|/dx² is exactly 0 away from 0."""
+    path = write_case(
+        tmp_path,
+        "absolute",
+        """\
+        title: abs
+        source: test
+        inputs:
+          x: {values: [-1.5, 2.0]}
+        function: abs(x)
+        derivatives: {wrt: x, orders: [2, 3]}
+        implementations:
+          builtin: {expression: abs(x)}
+        dtypes: [float64]
+        modes: [eager]
+        """,
+    )
+    errors = run_case(path, _config("torch"), results=tmp_path / "results")
+    reverse = errors[errors.method == "reverse"]
+    second = reverse[reverse.order == 2]
+    assert len(second) == 2 and set(second.outcome) == {"ok"}
+    assert (second.value.to_numpy() == 0.0).all()
+    # The ZeroTensor does not require grad: the third derivative has no graph to go
+    # through (torch.autograd.grad raises "does not require grad"), a gradient missing.
+    assert set(reverse[reverse.order == 3].outcome) == {"missing"}
+
+
 def test_naive_softplus_float32_is_nan_at_100_in_jax_and_pytorch_too(tmp_path):
     """Seed 002: the naive log(1 + exp(x)) has a NaN gradient at x = 100 in float32, in
     every framework and by every autodiff method (exp(100) overflows; inf/inf)."""

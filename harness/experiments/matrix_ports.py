@@ -153,6 +153,6 @@ def evaluate_torch(torch, params: dict, dtype: str, mode: str) -> list[dict]:
 
     def call(fn, X, Y):
         out = fn(torch.tensor(X, dtype=tdtype), torch.tensor(Y, dtype=tdtype))
-        return {q: v.detach().to(torch.float64).numpy() for q, v in out.items()}
+        return {q: v.detach().to(torch.float64).numpy(force=True) for q, v in out.items()}
 
     return collect_rows(ways, params, call)

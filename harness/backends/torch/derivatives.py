@@ -151,7 +151,9 @@ class Compiled:
                 first = text.strip().splitlines()[0]
                 raise NotApplicable(f"PyTorch has no {dtype} CPU kernel here: {first}") from None
             raise
+        # force: a derivative PyTorch knows to be 0 comes as a ZeroTensor, which a plain
+        # .numpy() refuses (abs's second derivative).
         return {
-            p: None if v is None else v.detach().to(torch.float64).numpy().reshape(-1)
+            p: None if v is None else v.detach().to(torch.float64).numpy(force=True).reshape(-1)
             for p, v in zip(partials, out)
         }
