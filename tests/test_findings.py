@@ -311,6 +311,23 @@ def test_the_worst_point_comes_from_the_ways_most_of_them_share():
     assert f.worst_method == "reverse" and json.loads(f.worst_inputs) == {"x": 100.0}
 
 
+def test_a_missing_gradients_worst_point_is_one_with_a_truth():
+    # maximum(x, y) on its grid: TensorFlow's second derivative is None everywhere,
+    # the first point judged is on the diagonal (a kink: no truth), the others have 0.
+    x = np.array([-3.0, -2.0, -1.0])
+    errors = _errors(x, lambda xi, m, mode: "missing")
+    errors["value"], errors["bits"] = np.nan, np.nan
+    errors.loc[errors["x"] == -3.0, "reference"] = ""
+    errors.loc[errors["x"] != -3.0, "reference"] = "0.0"
+    (f,) = find(errors, None, ["x"]).itertuples()
+    assert f.outcome == "missing" and json.loads(f.worst_inputs) == {"x": -2.0}
+    assert f.worst_truth == "0.0"
+    # No point with a truth: the first stands.
+    errors["reference"] = ""
+    (f,) = find(errors, None, ["x"]).itertuples()
+    assert json.loads(f.worst_inputs) == {"x": -3.0}
+
+
 def test_unexpected_findings_no_expectation_touches_rank_first():
     from harness.judge.findings_text import rank
 

@@ -148,8 +148,13 @@ def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple, 
 
 def _worst(rows: np.ndarray, outcomes: set[str], cols: dict) -> int | None:
     """Of the rows ``rows`` (labels), the first with one of ``outcomes`` of the highest
-    rank (no number first, then bits of error); ``None``: no such row."""
-    return worst_of(rows[np.isin(cols["outcome"][rows], list(outcomes))], cols["bits"])
+    rank (no number first, then bits of error), one with a truth where any has (a
+    gradient missing at a kink, where no derivative exists, has nothing to show against);
+    ``None``: no such row."""
+    rows = rows[np.isin(cols["outcome"][rows], list(outcomes))]
+    truth = cols["reference"][rows].astype(str)
+    known = rows[(truth != "") & (truth != "nan") & (truth != "None")]
+    return worst_of(known if len(known) else rows, cols["bits"])
 
 
 def find(
