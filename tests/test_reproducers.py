@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from harness.causes.reproduce import reproducers
@@ -250,3 +251,56 @@ def test_a_forward_rule_has_a_script_in_jax_and_pytorch_and_none_in_tensorflow()
     tf_snippet = importlib.import_module("harness.backends.tensorflow.snippet")
     case = load_case(CASES / "log1pexp_jvp.yaml")
     assert tf_snippet.write(case, "doc_custom_jvp", ["x"]) is None
+
+
+def test_a_kernels_script_runs_in_the_dtype_its_culprit_was_judged_in():
+    # kernel:pow:wrong in the quick census: PyTorch's culprit, pow(u, v) d/duu at
+    # u = 2**-149, v = -0 in float32 (NaN: 0 * u**-2, which overflows, where the truth is
+    # exactly 0), came from a float32 member; the worst member was float64, where the
+    # same input is a normal number and the value 0 is right.
+    culprit = {
+        "primitive": "pow(u, v)",
+        "partial": "uu",
+        "outcome": "nan",
+        "inputs": {"u": 2.0**-149, "v": -0.0},
+        "got": float("nan"),
+        "truth": "0.0",
+        "method": "reverse",
+        "mode": "eager",
+        "case": "census_pow_grid",
+        "implementation": "kernel",
+        "dtype": "float32",
+    }
+    roots = pd.DataFrame(
+        [
+            {
+                "id": "kernel:pow:wrong",
+                "kind": "kernel",
+                "frameworks": "torch",
+                "culprit": json.dumps({"torch": culprit}),
+            }
+        ]
+    )
+    member = {
+        "root_cause": "kernel:pow:wrong",
+        "backend": "torch",
+        "case": "census_pow_grid",
+        "implementation": "kernel",
+        "partial": "xx",
+        "order": 2,
+        "dtype": "float64",
+        "methods": "reverse",
+        "worst_method": "reverse",
+        "worst_mode": "eager",
+        "worst_inputs": json.dumps({"x": 1.0, "y": 2.0}),
+        "worst_truth": "2.0",
+        "impact": 3,
+        "severity": 4,
+        "hits": 1,
+    }
+    table = reproducers(
+        roots, pd.DataFrame([member]), "torch", "census/cases", load_config().tolerances
+    )
+    row = table.iloc[0]
+    assert (row["dtype"], row["derivative"], row["method"]) == ("float32", "uu", "reverse")
+    assert row["got_hex"] == "nan" and bool(row["reproduces"])

@@ -74,7 +74,8 @@ def probe_command(finding: dict, backend: str, cases: str | Path = "cases") -> s
 
 
 def _target(root: dict, finding: dict, backend: str, cases: Path):
-    """``(target, writer args, names, point, partial, method, mode, truth)``."""
+    """``(target, writer args, names, point, partial, method, mode, dtype, truth)``: a
+    primitive's culprit is shown at its own input, method, mode and dtype."""
     culprit = json.loads(root["culprit"] or "{}").get(backend)
     if root["kind"] in ("kernel", "mode") and culprit:
         names = list(culprit["inputs"])
@@ -88,6 +89,7 @@ def _target(root: dict, finding: dict, backend: str, cases: Path):
             partial,
             culprit["method"],
             culprit.get("mode", "eager"),
+            culprit.get("dtype", finding["dtype"]),
             culprit["truth"],
         )
     from harness.cases.load import load_case
@@ -104,6 +106,7 @@ def _target(root: dict, finding: dict, backend: str, cases: Path):
         partial,
         finding["worst_method"],
         finding["worst_mode"],
+        finding["dtype"],
         finding["worst_truth"],
     )
 
@@ -183,8 +186,7 @@ def reproducers(
             root_cause=root["id"], backend=backend, probe=probe_command(finding, backend, cases)
         )
         base.update(got=math.nan, truth_rounded=math.nan, reproduces=False, seconds=0.0)
-        dtype = finding["dtype"]
-        target, args, names, point, partial, method, mode, truth = _target(
+        target, args, names, point, partial, method, mode, dtype, truth = _target(
             root, finding, backend, cases
         )
         base.update(target=target, inputs=json.dumps(point), method=method, mode=mode, dtype=dtype)
