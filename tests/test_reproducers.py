@@ -304,3 +304,34 @@ def test_a_kernels_script_runs_in_the_dtype_its_culprit_was_judged_in():
     row = table.iloc[0]
     assert (row["dtype"], row["derivative"], row["method"]) == ("float32", "uu", "reverse")
     assert row["got_hex"] == "nan" and bool(row["reproduces"])
+
+
+def test_a_tensorflow_script_takes_the_kernels_vectorised_path_as_a_batch_does():
+    """Eigen evaluates whole packets (8 float32s with AVX2) by another code path than one
+    element: asinh's derivative at -8.06e34 under tf.function is 1.2404404e-35 in a batch
+    (what the quick census judged) and 1.2405325e-35 alone, here. The script repeats its
+    input and prints the first element, as the batch computed it."""
+    import importlib
+
+    import tensorflow as tf
+
+    from harness.backends.snippet import script
+    from harness.cases import expressions as ex
+
+    x = float.fromhex("-0x1.f0ccd4p+115")
+    module = importlib.import_module("harness.backends.tensorflow.snippet")
+    blocks, _ = module.write(None, None, ["x"], ex.parse("asinh(x)", {"x"}))
+    text = script(
+        module.STYLE, blocks, ["x"], {"x": x}, ("x",), "forward", "function", "float32", "t", "0"
+    )
+    out = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-500:]
+    got = next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[2]
+
+    def derivative(v):
+        with tf.autodiff.ForwardAccumulator(v, tf.ones_like(v)) as acc:
+            y = tf.math.asinh(v)
+        return acc.jvp(y)
+
+    batch = tf.function(derivative, autograph=False)(tf.fill([256], tf.constant(x, tf.float32)))
+    assert got == float(batch[0]).hex()

@@ -107,6 +107,10 @@ class Style:
     taylor: str = ""  # "{f}, {i}, {n}": the whole derivative at once (JAX's jet)
     value: str = "{got}"  # the result as something float() takes
     extra: Mapping[str, str] = field(default_factory=dict)
+    # > 0: each input is ``scalar`` repeated BATCH times and ``value`` the first element:
+    # a CPU kernel's vectorised path (whole packets), which the harness's batch takes
+    # and one element alone does not.
+    batch: int = 0
 
 
 def _chain(style: Style, method: str, partial: Sequence[str], names: Sequence[str]) -> str:
@@ -146,6 +150,11 @@ def script(
         '"""',
     ]
     lines += [style.header, "", f"DTYPE = {style.dtypes[dtype]}"]
+    if style.batch:
+        lines.append(
+            f"BATCH = {style.batch}  # the input repeated: a batch takes the CPU kernels' "
+            "vectorised path"
+        )
     for n in names:
         value = float(point[n])
         lines.append(f"{n} = {style.scalar.format(hex=value.hex())}  # {value!r}")

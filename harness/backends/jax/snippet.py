@@ -57,12 +57,14 @@ STYLE = Style(
         "float32": "jnp.float32",
         "float64": "jnp.float64",
     },
-    scalar="jnp.asarray(float.fromhex({hex!r}), DTYPE)",
+    scalar="jnp.full(BATCH, float.fromhex({hex!r}), DTYPE)",
     helpers={"forward": _JVP, "forward_over_reverse": _JVP, "taylor": _TAYLOR},
-    # jax.grad of a function of scalars (the harness vmaps it over the batch).
+    # jax.grad of a function of scalars, vmapped over the batch as the harness does.
     nest={"reverse": "jax.grad({f}, argnums={i})", "forward": "jvp({f}, {i})"},
-    modes={"eager": "{d}", "jit": "jax.jit({d})"},
+    modes={"eager": "jax.vmap({d})", "jit": "jax.jit(jax.vmap({d}))"},
     taylor="taylor({f}, {i}, {n})",
+    value="{got}[0]",
+    batch=64,
 )
 
 

@@ -40,7 +40,7 @@ TABLE = Table(
 _GRAD = """def grad(f, i):  # reverse mode: torch.autograd.grad(create_graph=True) per order
     def g(*xs):
         xs = [x if x.requires_grad else x.detach().requires_grad_(True) for x in xs]
-        (d,) = torch.autograd.grad(f(*xs), xs[i], create_graph=True, allow_unused=True)
+        (d,) = torch.autograd.grad(f(*xs).sum(), xs[i], create_graph=True, allow_unused=True)
         return d
     return g"""
 _JVP = """def jvp(f, i):  # forward mode: one torch.func.jvp per order, a tangent of ones
@@ -58,16 +58,17 @@ STYLE = Style(
         "float32": "torch.float32",
         "float64": "torch.float64",
     },
-    scalar="torch.tensor(float.fromhex({hex!r}), dtype=DTYPE)",
+    scalar="torch.full((BATCH,), float.fromhex({hex!r}), dtype=DTYPE)",
     helpers={"reverse": _GRAD, "forward": _JVP, "forward_over_reverse": _JVP},
     # Forward-over-reverse: torch.func.grad inside the jvps, as the harness nests it.
     nest={
         "reverse": "grad({f}, {i})",
         "forward": "jvp({f}, {i})",
-        "first": "torch.func.grad({f}, argnums={i})",
+        "first": "torch.func.grad(lambda *ys: {f}(*ys).sum(), argnums={i})",
     },
     modes={"eager": "{d}", "compile": "torch.compile({d})"},
-    value="{got}.detach()",
+    value="{got}.detach()[0]",
+    batch=64,
 )
 
 
