@@ -63,6 +63,19 @@ def test_status_and_reliability_come_first():
     assert np.isnan(r["bits"]).all()
 
 
+def test_no_gradient_where_no_derivative_exists_is_not_judged():
+    # maximum(x, y) on its diagonal: a kink, the reference has no value (NaN, unreliable).
+    # A None gradient there is out of every verdict; an exception still is an error, and
+    # a None where the reference has a value it could not certify is still missing.
+    r = _judge(
+        [np.nan, np.nan, np.nan],
+        [np.nan, np.nan, 0.0],
+        status=["missing", "error", "missing"],
+        reliable=[False, False, False],
+    )
+    assert list(r["outcome"]) == ["ref_unreliable", "error", "missing"]
+
+
 def test_relative_error_never_overflows():
     # Exact reference 1e-300 * 1e-300 (beyond float64) against a result of 1e300.
     r = judge(
