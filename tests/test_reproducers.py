@@ -21,7 +21,7 @@ from harness.stages.collect import collect
 from harness.stages.prepared import Selection
 from harness.stages.run import run_case
 
-from .conftest import CASES
+from .conftest import CASES, write_case
 
 pytestmark = pytest.mark.slow
 
@@ -335,3 +335,49 @@ def test_a_tensorflow_script_takes_the_kernels_vectorised_path_as_a_batch_does()
 
     batch = tf.function(derivative, autograph=False)(tf.fill([256], tf.constant(x, tf.float32)))
     assert got == float(batch[0]).hex()
+
+
+def test_a_jax_taylor_script_computes_the_series_the_harness_computes(tmp_path):
+    """XLA compiles a jet's whole series as one program, and a term can round differently
+    with the series' length: d³/dx³ of jax.scipy.special.logsumexp(x, x) at -6.2e280 under
+    jax.jit is -7.4e-32 with the series to order 4 (as the case asks and the harness
+    computes) and 0.0 to order 3 alone. The script computes the case's series."""
+    import importlib
+
+    from harness.backends.snippet import script
+    from harness.cases.load import load_case
+
+    x = -6.245175554611726e280
+    path = write_case(
+        tmp_path,
+        "lse",
+        f"""\
+        title: logsumexp on its diagonal
+        source: test
+        inputs:
+          x: {{values: [{x!r}, -1.5, 2.0]}}
+          y: {{tie: x}}
+        function: logsumexp(x, y)
+        derivatives: {{partials: [x, xx, xxx, xxxx]}}
+        implementations:
+          kernel: {{expression: "logsumexp(x, y)"}}
+        dtypes: [float64]
+        modes: [jit]
+        """,
+    )
+    sel = Selection(backends=["jax"], dtypes=["float64"], methods=["taylor"], modes=["jit"])
+    errors = run_case(path, selection=sel, results=tmp_path / "results")
+    row = errors[(errors.x == x) & (errors.partial == "xxx")]
+    assert len(row) == 1
+    harness_value = float(row.value.iloc[0])
+    case = load_case(path)
+    module = importlib.import_module("harness.backends.jax.snippet")
+    blocks, _ = module.write(case, "kernel", ["x", "y"])
+    text = script(
+        module.STYLE, blocks, ["x", "y"], {"x": x, "y": x}, ("x",) * 3, "taylor", "jit",
+        "float64", "t", "0", 4,
+    )  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-500:]
+    got = next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[2]
+    assert got == harness_value.hex()

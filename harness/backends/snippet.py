@@ -104,7 +104,10 @@ class Style:
     helpers: Mapping[str, str]  # method -> the helper functions it needs (source)
     nest: Mapping[str, str]  # "reverse" / "forward" (/ "first" of forward-over-reverse)
     modes: Mapping[str, str]  # mode -> "{d}" wrapped ("tf.function({d})")
-    taylor: str = ""  # "{f}, {i}, {n}": the whole derivative at once (JAX's jet)
+    # "{f}, {i}, {top}": the Taylor series to order ``top`` at once (JAX's jet), every term
+    # returned; ``pick`` ("{n}") then keeps the n-th.
+    taylor: str = ""
+    pick: str = ""
     value: str = "{got}"  # the result as something float() takes
     extra: Mapping[str, str] = field(default_factory=dict)
     # > 0: each input is ``scalar`` repeated BATCH times and ``value`` the first element:
@@ -113,11 +116,14 @@ class Style:
     batch: int = 0
 
 
-def _chain(style: Style, method: str, partial: Sequence[str], names: Sequence[str]) -> str:
-    """The nested derivative of ``f`` for ``partial`` by ``method``."""
+def _chain(
+    style: Style, method: str, partial: Sequence[str], names: Sequence[str], top: int = 0
+) -> str:
+    """The nested derivative of ``f`` for ``partial`` by ``method`` (``top``: the order of
+    the Taylor series computed, at least the partial's)."""
     d = "f"
     if method == "taylor":
-        return style.taylor.format(f=d, i=names.index(partial[0]), n=len(partial))
+        return style.taylor.format(f=d, i=names.index(partial[0]), top=max(top, len(partial)))
     for k, v in enumerate(partial):
         if method == "reverse":
             how = "reverse"
@@ -140,9 +146,12 @@ def script(
     dtype: str,
     title: str,
     truth: str,
+    top: int = 0,
 ) -> str:
     """The reproducer: ``blocks`` define ``f`` of ``names``; it prints ``got`` (the value
-    and its hex) and the certified ``truth``."""
+    and its hex) and the certified ``truth``. ``top``: by Taylor mode, the order of the
+    series the harness computed with this partial (XLA compiles the whole series as one
+    program, so its terms can round differently with its length)."""
     lines = [
         f'"""{title}',
         "",
@@ -162,9 +171,11 @@ def script(
     helper = style.helpers.get(method, "")
     if helper:
         lines += [helper, ""]
-    d = _chain(style, method, partial, names) if partial else "f"
+    d = _chain(style, method, partial, names, top) if partial else "f"
     lines.append(f"d = {style.modes[mode].format(d=d)}")
     lines.append(f"got = d({', '.join(names)})")
+    if method == "taylor" and style.pick:
+        lines.append(style.pick.format(n=len(partial)))
     value = style.value.format(got="got")
     lines.append(
         f'print("got  ", "None" if got is None else repr(float({value})), "" if got is None else float({value}).hex())'

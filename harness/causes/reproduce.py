@@ -208,8 +208,21 @@ def reproducers(
             continue
         blocks, _ = written
         title = f"{root['id']}: {target}, d/d{''.join(partial) or 'f'}"
+        # Taylor mode computes a variable's whole series at once: to the case's highest
+        # order in it (a primitive alone: to the culprit's order, as localisation did).
+        top = max((len(p) for p in case.partials if p[:1] == partial[:1]), default=0) if case else 0
         text = script(
-            module.STYLE, blocks, names, point, partial, method, mode, dtype, title, str(truth)
+            module.STYLE,
+            blocks,
+            names,
+            point,
+            partial,
+            method,
+            mode,
+            dtype,
+            title,
+            str(truth),
+            top,
         )
         base["script"] = text
         t0 = time.perf_counter()

@@ -42,10 +42,10 @@ _JVP = """def jvp(f, i):  # forward mode: one jax.jvp per order, a tangent of on
         tangents = tuple(jnp.ones_like(x) if j == i else jnp.zeros_like(x) for j, x in enumerate(xs))
         return jax.jvp(f, xs, tangents)[1]
     return g"""
-_TAYLOR = """def taylor(f, i, n):  # jax.experimental.jet: the n-th coefficient of f(x + t)
+_TAYLOR = """def taylor(f, i, top):  # jax.experimental.jet: f(x + t)'s series to order top
     def g(*xs):
-        series = tuple([jnp.ones_like(x) if j == i else jnp.zeros_like(x)] + [jnp.zeros_like(x)] * (n - 1) for j, x in enumerate(xs))
-        return jet.jet(f, xs, series)[1][n - 1]
+        series = tuple([jnp.ones_like(x) if j == i else jnp.zeros_like(x)] + [jnp.zeros_like(x)] * (top - 1) for j, x in enumerate(xs))
+        return jnp.stack(jet.jet(f, xs, series)[1])  # every term, as the harness computes them
     return g"""
 
 STYLE = Style(
@@ -62,7 +62,8 @@ STYLE = Style(
     # jax.grad of a function of scalars, vmapped over the batch as the harness does.
     nest={"reverse": "jax.grad({f}, argnums={i})", "forward": "jvp({f}, {i})"},
     modes={"eager": "jax.vmap({d})", "jit": "jax.jit(jax.vmap({d}))"},
-    taylor="taylor({f}, {i}, {n})",
+    taylor="taylor({f}, {i}, {top})",
+    pick="got = got[:, {n} - 1]  # the n-th term of the series",
     value="{got}[0]",
     batch=64,
 )
