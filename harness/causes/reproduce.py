@@ -37,7 +37,7 @@ from harness.causes.roots import worst_first
 from harness.causes.sites import VARIABLES
 from harness.numerics.floats import FORMATS, round_mpf
 
-__all__ = ["REPRODUCER_COLUMNS", "check", "probe_command", "reproduced_member", "reproducers"]
+__all__ = ["REPRODUCER_COLUMNS", "check", "probe_command", "reproducers"]
 
 REPRODUCER_COLUMNS = [
     "root_cause",
@@ -151,13 +151,6 @@ def _reproduces(got: float, rounded: float, dtype: str, budget: float) -> bool:
     return bool(ulps > budget)
 
 
-def reproduced_member(members: pd.DataFrame) -> dict:
-    """The finding a root cause's reproducer shows in one framework: the worst
-    (:func:`harness.causes.roots.worst_first`), whose worst point is an autodiff method's,
-    which a script computes, wherever one member's is."""
-    return worst_first(members).iloc[0].to_dict()
-
-
 def reproducers(
     roots: pd.DataFrame,
     findings: pd.DataFrame,
@@ -180,7 +173,9 @@ def reproducers(
         ]
         if members.empty:
             continue
-        finding = reproduced_member(members)
+        # The member the statement names: one whose worst point a script computes (an
+        # autodiff method's) wherever one is (:func:`harness.causes.roots.worst_first`).
+        finding = worst_first(members).iloc[0].to_dict()
         base = dict.fromkeys(REPRODUCER_COLUMNS, "")
         base.update(
             root_cause=root["id"], backend=backend, probe=probe_command(finding, backend, cases)
