@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
 from harness.cases.points import generate, represent
+from harness.judge.compare import judge
 from harness.reference.certify import certify_point, decides, mpf_of
 from harness.reference.table import compute_reference
 from harness.reference.verify import ReferenceSettings, evaluator, verify_point
@@ -75,6 +76,39 @@ def test_an_exact_zero_by_symmetry_is_certified_and_judged():
     assert len(zero) == 4 and zero.reliable.all() and zero.certified.all()
     assert (zero.reference_rounded == 0.0).all() and (zero.oracle == "arb").all()
     assert counts["certified"] == counts["rows"] == len(table) and counts["undefined"] == 0
+
+
+def test_a_ball_that_holds_zero_is_an_exact_zero_and_judged_like_one():
+    # log(exp(x) + exp(x)) = x + log 2: every derivative past the first is exactly 0.
+    # Arb's jets cancel to a ball around 0 whose midpoint is a few units of 2**-2048,
+    # either sign; every value in it rounds to 0 in every dtype. The reference is 0 (not
+    # the midpoint), so a result of rounding noise at the scale of the lower orders is ok
+    # (|f| = 1.19, f' = 1 at x = 0.5: 64 ulps of float64 at that scale, 1.7e-14), as at
+    # an exact zero, and a result far above it is not.
+    case = _with_reference(load_case(CASES / "softplus.yaml"), "log(exp(x) + exp(x))")
+    table, counts = _table(case, {"x": [0.5, -6.245175554611726e280]}, every=0)
+    assert counts["certified"] == counts["rows"]
+    high = table[table.partial.str.len() >= 2]
+    assert len(high) == 6 and high.certified.all() and high.reliable.all()
+    assert (high.reference_mantissa == 0).all() and (high.reference_rounded == 0).all()
+    assert (high.reference == "0.0").all()
+    for mid, rad in zip(high.ball_mid, high.ball_rad):
+        assert mpmath.mpf(mid) != 0 and abs(mpmath.mpf(mid)) <= mpmath.mpf(rad)
+    assert high.ball_note.str.contains("the ball holds 0").all()
+    at = table[(table.x == 0.5) & (table.partial == "xxx")].iloc[0]
+    values = np.array([2.0**-104, -(2.0**-104), 1e-10])
+    r = judge(
+        values,
+        np.array(["value"] * 3),
+        np.full(3, at.reference_rounded),
+        np.full(3, at.reference_mantissa),
+        np.full(3, at.reference_exponent, dtype=np.int64),
+        np.full(3, True),
+        "float64",
+        np.full(3, 64.0),
+        zero_scale=np.full(3, 1.1931471805599454),  # |log(2 e**0.5)|, the order-0 value
+    )
+    assert list(r["outcome"]) == ["ok", "ok", "wrong"]
 
 
 def test_special_values_overflow_subnormal_kink_and_switch():

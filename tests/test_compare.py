@@ -179,6 +179,43 @@ def test_an_exact_zero_is_judged_on_the_scale_of_the_lower_orders():
     assert 16 * 2.0**-52 * 6 > 1e-15
 
 
+def test_a_derivatives_zero_is_judged_on_the_derivatives_not_the_value():
+    # logaddexp(x, y) at x = y = -3.4e38 in float32: the value -3.4e38 + log 2, the first
+    # derivatives 1/2, the second +-1/4, d3/dx2dy exactly 0 (s(1-s)(1-2s) at s = 1/2).
+    # JAX's rule absorbs the log 2 there and returns 1.0: wrong, not noise of a value of
+    # 3.4e38. Rounding noise of the derivatives' own scale (256 eps32 / 2) stays ok.
+    import pandas as pd
+
+    from harness.judge.compare import _zero_scale
+
+    big = float(np.float32(-3.4028234663852886e38))
+    frame = pd.DataFrame(
+        {
+            "dtype": "float32",
+            "point": 0,
+            "partial": ["", "x", "y", "xx", "xy", "xxy"],
+            "order": [0, 1, 1, 2, 2, 3],
+            "reliable": True,
+            "reference_rounded": [big, 0.5, 0.5, 0.25, -0.25, 0.0],
+        }
+    )
+    scale = _zero_scale(frame)
+    assert scale.tolist() == [-big, 0.5, 0.5, 0.5, 0.5, 0.5]
+    r = judge(
+        np.array([1.0, 2.0**-20, -(2.0**-20)]),
+        np.array(["value"] * 3),
+        np.zeros(3),
+        np.zeros(3),
+        np.zeros(3, dtype=np.int64),
+        np.array([True] * 3),
+        "float32",
+        np.full(3, 256.0),
+        zero_scale=np.full(3, scale[-1]),
+    )
+    assert list(r["outcome"]) == ["wrong", "ok", "ok"]
+    assert 2.0**-20 <= 256 * 2.0**-23 * 0.5
+
+
 def test_flushed_rows_are_apart_and_amplified_flushes_are_not():
     tiny = 2.0**-140  # a float32 subnormal
     r = judge(
@@ -200,8 +237,8 @@ def test_flushed_rows_are_apart_and_amplified_flushes_are_not():
 def test_zero_scale_is_the_running_maximum_over_lower_orders():
     """The scale an exact zero is judged on, against a brute force over the rows: per
     (dtype, point), the largest finite |reference| of a reliable partial of the row's
-    order or lower (random frames with repeated rows, gaps in the orders, NaN, inf and
-    unreliable references)."""
+    order or lower, from the first order (the value's own for the value; random frames
+    with repeated rows, gaps in the orders, NaN, inf and unreliable references)."""
     import pandas as pd
 
     from harness.judge.compare import _zero_scale
@@ -233,6 +270,7 @@ def test_zero_scale_is_the_running_maximum_over_lower_orders():
                 for q in frame.itertuples()
                 if (q.dtype, q.point) == (r.dtype, r.point)
                 and q.order <= r.order
+                and (q.order >= 1 or r.order == 0)
                 and q.reliable
                 and math.isfinite(q.reference_rounded)
             ]

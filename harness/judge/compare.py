@@ -25,12 +25,13 @@ Tolerance, per method (``tolerance``, ``tolerance_unit``, ``tolerance_reason`` p
 - finite differences: the error a correct central difference has at the step it used
   (:mod:`harness.numerics.stencils`, computed by the reference stage): ``ok`` within that
   absolute error (``tolerance_unit`` = ``absolute``) or within the autodiff budget;
-- an exactly-zero reference (a structural zero: ``d⁴/dx⁴`` of a cubic) has no relative
+- an exactly-zero reference (a structural zero: ``d⁴/dx⁴`` of a cubic; or an Arb ball
+  that holds 0, :func:`harness.reference.rounded.judge_reference`) has no relative
   error to speak of: a result is ``ok`` when ``|result| <= budget * eps * S``, with ``S``
-  the largest |reference| of the point's partials of the same or lower order (the
-  scale at which the computation rounds); otherwise the vocabulary applies (a nonzero
-  result of the right magnitude class is ``wrong``, being infinitely far in relative
-  terms).
+  the largest |reference| of the point's derivatives of the same or lower order, from
+  the first (the scale at which the derivative's computation rounds; for the value, the
+  value); otherwise the vocabulary applies (a nonzero result of the right magnitude
+  class is ``wrong``, being infinitely far in relative terms).
 
 Outcome: the first rule that applies, in the order of the table in ``cases/README.md``
 (Outcomes), the one place the vocabulary is written (``docs/judging.md`` explains it;
@@ -237,7 +238,11 @@ def judge(
 
 def _zero_scale(frame: pd.DataFrame) -> np.ndarray:
     """Per row: the largest finite |reference| among the point's partials of the row's
-    order or lower (the scale an exactly-zero reference is judged on)."""
+    order or lower, the value itself only for the value (the scale an exactly-zero
+    reference is judged on). A derivative's rounding noise is on the scale of the
+    derivatives it is built from, not of the value: ``logaddexp(x, x)``'s d3/dx2dy is
+    0, its lower derivatives 1/2 and 1/4, its value 3.4e38 at x = -3.4e38, where JAX
+    returns 1.0 (its first derivative 1 in place of 1/2: the log 2 absorbed)."""
     if frame.empty:
         return np.zeros(0)
     point = frame["point"].to_numpy(np.int64)
@@ -251,11 +256,11 @@ def _zero_scale(frame: pd.DataFrame) -> np.ndarray:
     size = np.where(reliable & np.isfinite(size), size, 0.0)
     order = frame["order"].to_numpy(np.int64)
     # One row per (dtype, point), one column per order: the largest size of each order,
-    # then the running maximum over the orders.
+    # then the running maximum over the orders from the first (the value's stays its own).
     points, where = np.unique(at[first], return_inverse=True)
     table = np.zeros((len(points), int(order.max()) + 1))
     np.maximum.at(table, (where, order[first]), size)
-    np.maximum.accumulate(table, axis=1, out=table)
+    np.maximum.accumulate(table[:, 1:], axis=1, out=table[:, 1:])
     return table[np.searchsorted(points, at), order]
 
 

@@ -70,6 +70,12 @@ def judge_reference(value, ball: Ball | None, fmt, entry: tuple) -> Rounded:
             )
             # A certified ball's reason is a note on it (a one-sided limit), not a doubt.
             note = ball.reason
+            if centre != 0 and ball.lower <= 0 <= ball.upper:
+                # Every value in the ball rounds to 0 in the dtype and Arb cannot tell the
+                # truth from 0 (a cancellation: d3/dx3 of logsumexp(x, x)): the reference
+                # is 0, judged as an exact zero is, not the midpoint's sign and digits.
+                centre = mpmath.mpf(0)
+                note = "; ".join(filter(None, [note, f"the ball holds 0 (radius {rad})"]))
             return _rounded(centre, fmt, True, mid, rad, message, note, value is not None)
     if value is None:
         message = "" if ran else note
