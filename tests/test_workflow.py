@@ -56,7 +56,9 @@ def _snakemake(where: Path, *args: str, check: bool = True, **kw) -> subprocess.
         capture_output=True,
         text=True,
         env=env,
-        timeout=600,
+        # A guard against a hang, not a speed test: the tiny study takes 2 to 3 minutes
+        # alone, and ran past 600 s beside two busy processes on the two cores.
+        timeout=1800,
         **kw,
     )
     if check:
