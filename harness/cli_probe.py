@@ -155,7 +155,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         sys.stdout.write(importlib.import_module(writer).snippet(**value, partials=beside))
         return 0
     if args.snippet:
-        return _minimal_snippet(args.backend, case, value)
+        return _minimal_snippet(args.backend, case, value, beside)
     from harness.probe import probe  # the framework starts here
 
     got = probe(**value, settings=settings, beside=beside, backend=args.backend)
@@ -171,12 +171,13 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     return 0
 
 
-def _minimal_snippet(backend: str, case, value: dict) -> int:
-    """A standalone script in ``backend`` (:mod:`harness.backends.snippet`)."""
+def _minimal_snippet(backend: str, case, value: dict, beside: list) -> int:
+    """A standalone script in ``backend`` (:mod:`harness.backends.snippet`); ``beside``:
+    the partials the run computes in the same pass (a Taylor series to their order)."""
     import importlib
 
     from harness.backends.catalogue import SPECS
-    from harness.backends.snippet import script
+    from harness.backends.snippet import script, series_order
 
     module = importlib.import_module(SPECS[backend].snippet)
     names = list(case.input_names)
@@ -186,8 +187,10 @@ def _minimal_snippet(backend: str, case, value: dict) -> int:
               "(a registered implementation or a nested rule)", file=sys.stderr)  # fmt: skip
         return EXIT_INVALID
     title = f"{case.id} · {value['implementation']}"
+    top = series_order(beside, value["partial"])
     text = script(module.STYLE, written[0], names, value["point"], value["partial"],
-                  value["method"], value["mode"], value["dtype"], title, "see harness probe")  # fmt: skip
+                  value["method"], value["mode"], value["dtype"], title, "see harness probe",
+                  top)  # fmt: skip
     sys.stdout.write(text)
     return 0
 

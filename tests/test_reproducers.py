@@ -381,3 +381,15 @@ def test_a_jax_taylor_script_computes_the_series_the_harness_computes(tmp_path):
     assert out.returncode == 0, out.stderr[-500:]
     got = next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[2]
     assert got == harness_value.hex()
+    # `harness probe --snippet` writes the same series: the partials the run computes
+    # beside the probed one (here to order 4) set its length, not the probed order.
+    probe = [sys.executable, "-m", "harness", "probe", str(path), "kernel", "--backend", "jax",
+             "--at", f"x={x!r}", f"y={x!r}", "--partial", "xxx", "--method", "taylor",
+             "--mode", "jit", "--dtype", "float64", "--snippet"]  # fmt: skip
+    text = subprocess.run(probe, capture_output=True, text=True, timeout=300)
+    assert text.returncode == 0, text.stderr[-500:]
+    assert "taylor(f, 0, 4)" in text.stdout
+    out = subprocess.run([sys.executable, "-c", text.stdout], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-500:]
+    got = next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[2]
+    assert got == harness_value.hex()

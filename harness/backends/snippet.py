@@ -27,6 +27,7 @@ __all__ = [
     "registered_blocks",
     "rule_texts",
     "script",
+    "series_order",
     "tangent_text",
     "write_functions",
 ]
@@ -133,6 +134,17 @@ def _chain(
             how = "forward"
         d = style.nest[how].format(f=d, i=names.index(v))
     return d
+
+
+def series_order(partials: Sequence[Sequence[str]], partial: Sequence[str]) -> int:
+    """The order of the Taylor series the harness computes ``partial`` with: a variable's
+    whole series at once, to the highest order among ``partials`` in that variable alone
+    (JAX's ``jet``, :func:`harness.backends.jax.derivatives.all_partials`); ``partial``'s
+    own where none is higher."""
+    if not partial:
+        return 0
+    pure = [len(p) for p in partials if p and set(p) == {partial[0]}]
+    return max([len(partial), *pure])
 
 
 def script(

@@ -30,7 +30,7 @@ import mpmath
 import numpy as np
 import pandas as pd
 
-from harness.backends.snippet import script
+from harness.backends.snippet import script, series_order
 from harness.cases import expressions as ex
 from harness.cases.model import label_partial
 from harness.causes.roots import worst_first
@@ -205,7 +205,7 @@ def reproducers(
         title = f"{root['id']}: {target}, d/d{''.join(partial) or 'f'}"
         # Taylor mode computes a variable's whole series at once: to the case's highest
         # order in it (a primitive alone: to the culprit's order, as localisation did).
-        top = max((len(p) for p in case.partials if p[:1] == partial[:1]), default=0) if case else 0
+        top = series_order(case.partials, partial) if case else 0
         text = script(
             module.STYLE,
             blocks,
