@@ -162,19 +162,25 @@ def test_a_finite_result_where_the_truth_overflows_is_never_ok():
     assert r["outcome"][0] == "ok" and r["rel_error"][0] == 0.0
 
 
-def test_an_exact_zero_is_judged_on_the_scale_of_the_lower_orders():
-    values = np.array([1e-300, 1e-15, 0.5, 0.0])
-    r = judge(
-        values,
-        np.array(["value"] * 4),
-        np.zeros(4),
-        np.zeros(4),
-        np.zeros(4, dtype=np.int64),
-        np.array([True] * 4),
-        "float64",
-        np.full(4, 16.0),
-        zero_scale=np.full(4, 6.0),  # |f''| = 6 at the point: rounding noise < 16 eps 6
+def _judge_zero(values, dtype: str, budget: float, scale: float) -> dict:
+    """``values`` judged against an exact-zero reference on the zero scale ``scale``."""
+    n = len(values)
+    return judge(
+        np.array(values, dtype=np.float64),
+        np.array(["value"] * n),
+        np.zeros(n),
+        np.zeros(n),
+        np.zeros(n, dtype=np.int64),
+        np.ones(n, dtype=bool),
+        dtype,
+        np.full(n, budget),
+        zero_scale=np.full(n, scale),
     )
+
+
+def test_an_exact_zero_is_judged_on_the_scale_of_the_lower_orders():
+    # |f''| = 6 at the point: rounding noise < 16 eps 6.
+    r = _judge_zero([1e-300, 1e-15, 0.5, 0.0], "float64", 16.0, 6.0)
     assert list(r["outcome"]) == ["ok", "ok", "wrong", "ok"]
     assert 16 * 2.0**-52 * 6 > 1e-15
 
@@ -201,17 +207,7 @@ def test_a_derivatives_zero_is_judged_on_the_derivatives_not_the_value():
     )
     scale = _zero_scale(frame)
     assert scale.tolist() == [-big, 0.5, 0.5, 0.5, 0.5, 0.5]
-    r = judge(
-        np.array([1.0, 2.0**-20, -(2.0**-20)]),
-        np.array(["value"] * 3),
-        np.zeros(3),
-        np.zeros(3),
-        np.zeros(3, dtype=np.int64),
-        np.array([True] * 3),
-        "float32",
-        np.full(3, 256.0),
-        zero_scale=np.full(3, scale[-1]),
-    )
+    r = _judge_zero([1.0, 2.0**-20, -(2.0**-20)], "float32", 256.0, scale[-1])
     assert list(r["outcome"]) == ["wrong", "ok", "ok"]
     assert 2.0**-20 <= 256 * 2.0**-23 * 0.5
 
