@@ -337,6 +337,60 @@ def test_a_tensorflow_script_takes_the_kernels_vectorised_path_as_a_batch_does()
     assert got == float(batch[0]).hex()
 
 
+def test_a_script_batch_is_mixed_as_the_harness_batch_is(tmp_path):
+    """TensorFlow's XLA gives another value when every element of the batch is the same:
+    d2/du2 of u ** 2.5 at the float32 subnormal u = 5.9e-42 by nested forward mode is
+    0.0 for 64 copies of the point and 9.93e-23 beside any other value (the truth is
+    9.1e-21). The harness's batch holds the case's other points; the script's holds the
+    point and ones, and prints the harness's value bit for bit."""
+    import importlib
+
+    from harness.backends.snippet import script
+    from harness.cases.load import load_case
+
+    u = 5.914880817915053e-42
+    path = write_case(
+        tmp_path,
+        "pow25",
+        f"""\
+        title: a real power at a subnormal
+        source: test
+        inputs:
+          u: {{values: [{u!r}, 1.5, 2.0]}}
+        function: u ** 2.5
+        derivatives: {{partials: [u, uu]}}
+        implementations:
+          kernel: {{expression: "u ** 2.5"}}
+        dtypes: [float32]
+        modes: [xla]
+        """,
+    )
+    # The harness in a process of its own: it starts TensorFlow itself (one thread), and
+    # another test of this process may have started it already.
+    run = f"""
+import numpy as np
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
+sel = Selection(backends=["tensorflow"], dtypes=["float32"], methods=["forward"], modes=["xla"])
+errors = run_case({str(path)!r}, selection=sel, results={str(tmp_path / "results")!r})
+row = errors[(errors.u == float(np.float32({u!r}))) & (errors.partial == "uu")]
+assert len(row) == 1
+print(float(row.value.iloc[0]).hex())
+"""
+    done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-1000:]
+    harness_value = float.fromhex(done.stdout.split()[-1])
+    assert harness_value != 0.0  # what 64 copies of the point give
+    module = importlib.import_module("harness.backends.tensorflow.snippet")
+    blocks, _ = module.write(load_case(path), "kernel", ["u"])
+    text = script(module.STYLE, blocks, ["u"], {"u": u}, ("u", "u"), "forward", "xla",
+                  "float32", "t", "0")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-500:]
+    got = next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[2]
+    assert got == harness_value.hex()
+
+
 def test_a_jax_taylor_script_computes_the_series_the_harness_computes(tmp_path):
     """XLA compiles a jet's whole series as one program, and a term can round differently
     with the series' length: d³/dx³ of jax.scipy.special.logsumexp(x, x) at -6.2e280 under

@@ -57,7 +57,7 @@ STYLE = Style(
         "float32": "jnp.float32",
         "float64": "jnp.float64",
     },
-    scalar="jnp.full(BATCH, float.fromhex({hex!r}), DTYPE)",
+    scalar="jnp.concatenate([jnp.array([float.fromhex({hex!r})], DTYPE), jnp.ones(BATCH - 1, DTYPE)])",
     helpers={"forward": _JVP, "forward_over_reverse": _JVP, "taylor": _TAYLOR},
     # jax.grad of a function of scalars, vmapped over the batch as the harness does.
     nest={"reverse": "jax.grad({f}, argnums={i})", "forward": "jvp({f}, {i})"},

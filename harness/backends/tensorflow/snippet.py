@@ -36,7 +36,7 @@ STYLE = Style(
         "float32": "tf.float32",
         "float64": "tf.float64",
     },
-    scalar="tf.fill([BATCH], tf.constant(float.fromhex({hex!r}), DTYPE))",
+    scalar="tf.concat([tf.constant([float.fromhex({hex!r})], DTYPE), tf.ones([BATCH - 1], DTYPE)], 0)",
     helpers={"reverse": _GRAD, "forward": _JVP, "forward_over_reverse": _GRAD + "\n\n\n" + _JVP},
     nest={"reverse": "grad({f}, {i})", "forward": "jvp({f}, {i})"},
     modes={

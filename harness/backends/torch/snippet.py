@@ -58,7 +58,7 @@ STYLE = Style(
         "float32": "torch.float32",
         "float64": "torch.float64",
     },
-    scalar="torch.full((BATCH,), float.fromhex({hex!r}), dtype=DTYPE)",
+    scalar="torch.cat([torch.tensor([float.fromhex({hex!r})], dtype=DTYPE), torch.ones(BATCH - 1, dtype=DTYPE)])",
     helpers={"reverse": _GRAD, "forward": _JVP, "forward_over_reverse": _JVP},
     # Forward-over-reverse: torch.func.grad inside the jvps, as the harness nests it.
     nest={
