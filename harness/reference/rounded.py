@@ -70,7 +70,7 @@ def judge_reference(value, ball: Ball | None, fmt, entry: tuple) -> Rounded:
             )
             # A certified ball's reason is a note on it (a one-sided limit), not a doubt.
             note = ball.reason
-            if centre != 0 and ball.lower <= 0 <= ball.upper:
+            if centre != 0 and ball.contains(0):
                 # Every value in the ball rounds to 0 in the dtype and Arb cannot tell the
                 # truth from 0 (a cancellation: d3/dx3 of logsumexp(x, x)): the reference
                 # is 0, judged as an exact zero is, not the midpoint's sign and digits.
