@@ -3,8 +3,10 @@ the study evaluates it and judged the way the study judges it.
 
 The value comes from the harness's own path (the implementation compiled from the case,
 the method's nested pass, the mode's compilation), at one input placed in a batch of a
-given size at a given index (TensorFlow's kernels round a batch's vectorised part and
-its tail differently, see :mod:`harness.backends.tensorflow.repro`); the reference is verified in mpmath at
+given size at a given index, ones elsewhere (TensorFlow's kernels round a batch's
+vectorised part and its tail differently, see :mod:`harness.backends.tensorflow.repro`,
+and XLA a batch of copies differently from a mixed one,
+:func:`harness.backends.padding.probe_batch`); the reference is verified in mpmath at
 that input; the verdict uses the study's tolerance, the finite-difference error model
 and the platform's flush. In any back end (``backend``): TensorFlow through its own
 runner (bit for bit the study's value, with the run's batch and index), JAX and PyTorch
@@ -55,7 +57,8 @@ def probe(
     computed in one pass with the partials ``beside`` it (as the run computed them), in
     ``backend`` (through its own runner where it registers one,
     :attr:`harness.backends.catalogue.BackendSpec.probe`: TensorFlow's; the others
-    through their evaluation of a batch of ``batch`` copies of the point).
+    through their evaluation of the same batch: the point at ``index``, ones elsewhere,
+    mixed as a run's batch is, :func:`harness.backends.padding.probe_batch`).
 
     Raises
     ------
@@ -90,15 +93,22 @@ def probe(
 def _engine_value(
     backend, case, implementation, point, partial, method, mode, dtype, batch, index, partials
 ):
-    """The value by ``backend``'s own evaluation of a batch of ``batch`` copies."""
+    """The value by ``backend``'s own evaluation of a batch of ``batch`` inputs, the
+    point at ``index`` (:func:`harness.backends.padding.probe_batch`)."""
     from harness.backends.catalogue import load
+    from harness.backends.padding import probe_batch
 
     engine = load(backend)
     engine.start()
     impl = case.implementation(implementation)
     narrowed = dataclasses.replace(case, implementations=(impl,), partials=tuple(partials))
     names = list(case.input_names)
-    pts = pd.DataFrame({"point": np.arange(batch), **{n: [float(point[n])] * batch for n in names}})
+    pts = pd.DataFrame(
+        {
+            "point": np.arange(batch),
+            **{n: probe_batch(float(point[n]), batch, index) for n in names},
+        }
+    )
     pts["subnormal"] = False
     top = max(len(p) for p in partials)
     table, _ = engine.evaluate_case(

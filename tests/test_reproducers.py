@@ -342,15 +342,18 @@ def test_a_script_batch_is_mixed_as_the_harness_batch_is(tmp_path):
     d2/du2 of u ** 2.5 at the float32 subnormal u = 5.9e-42 by nested forward mode is
     0.0 for 64 copies of the point and 9.93e-23 beside any other value (the truth is
     9.1e-21). The harness's batch holds the case's other points; the script's holds the
-    point and ones, and prints the harness's value bit for bit."""
+    point and ones, and prints the harness's value bit for bit. So do the finding's
+    ``harness probe`` command and its script, with the run's batch and index (the point
+    at its index, ones elsewhere)."""
     import importlib
 
     from harness.backends.snippet import script
     from harness.cases.load import load_case
 
     u = 5.914880817915053e-42
+    (tmp_path / "cases").mkdir()
     path = write_case(
-        tmp_path,
+        tmp_path / "cases",
         "pow25",
         f"""\
         title: a real power at a subnormal
@@ -375,12 +378,32 @@ sel = Selection(backends=["tensorflow"], dtypes=["float32"], methods=["forward"]
 errors = run_case({str(path)!r}, selection=sel, results={str(tmp_path / "results")!r})
 row = errors[(errors.u == float(np.float32({u!r}))) & (errors.partial == "uu")]
 assert len(row) == 1
+import json
+from harness.results import read_table
+findings = read_table({str(tmp_path / "results" / "pow25" / "findings.parquet")!r})
+found = findings[(findings.partial == "uu") & (findings.outcome == "wrong")]
+assert len(found) == 1, len(found)
+print(json.dumps({{"probe": found.probe.iloc[0], "snippet": found.snippet.iloc[0]}}))
 print(float(row.value.iloc[0]).hex())
 """
     done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-1000:]
     harness_value = float.fromhex(done.stdout.split()[-1])
     assert harness_value != 0.0  # what 64 copies of the point give
+    finding = json.loads(done.stdout.splitlines()[-2])
+    # The finding's probe command (the run's batch of 3 and index), run as a user would.
+    command = finding["probe"].split()
+    assert command[:2] == ["harness", "probe"] and "--batch" in command
+    probed = subprocess.run([sys.executable, "-m", "harness", *command[1:]], cwd=tmp_path,
+                            capture_output=True, text=True)  # fmt: skip
+    assert probed.returncode == 0, probed.stderr[-1000:]
+    got = next(line for line in probed.stdout.splitlines() if line.strip().startswith("got"))
+    assert float(got.split()[1]).hex() == harness_value.hex()
+    # The finding's own script (plain TensorFlow, the same batch and index).
+    out = subprocess.run([sys.executable, "-c", finding["snippet"]], capture_output=True,
+                         text=True)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-500:]
+    assert float(out.stdout.split()[-1]).hex() == harness_value.hex()
     module = importlib.import_module("harness.backends.tensorflow.snippet")
     blocks, _ = module.write(load_case(path), "kernel", ["u"])
     text = script(module.STYLE, blocks, ["u"], {"u": u}, ("u", "u"), "forward", "xla",

@@ -11,6 +11,12 @@ A point's value can depend on where it sits in a batch: a CPU kernel computes mo
 batch in vector lanes and the last few elements one by one, and the two paths can round
 differently. Padding moves a batch's last elements into the lanes, as a user's larger
 batch would; no point's value is taken from a padded element.
+
+A batch of one point alone (``harness probe``, the reproducers) is mixed too: the
+point at its position among ones (:func:`probe_batch`). A batch whose elements are all the
+same can round differently: TensorFlow's XLA gives d2/du2 of ``u ** 2.5`` at the float32
+subnormal u = 5.9e-42 by nested forward mode as 0.0 for copies of the point and 9.93e-23
+beside any other value, as in the study's batch of the case's points.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["padded"]
+__all__ = ["padded", "probe_batch"]
 
 
 def padded(inputs: Mapping[str, np.ndarray], size: int | None) -> dict[str, np.ndarray]:
@@ -33,3 +39,11 @@ def padded(inputs: Mapping[str, np.ndarray], size: int | None) -> dict[str, np.n
     return {
         k: np.concatenate([v, np.full(size - n, v[0], dtype=v.dtype)]) for k, v in arrays.items()
     }
+
+
+def probe_batch(value: float, size: int, index: int) -> np.ndarray:
+    """A batch of ``size`` inputs (float64, cast by the caller): ``value`` at ``index``,
+    ones elsewhere (a mixed batch, as a run's is)."""
+    batch = np.ones(size)
+    batch[index] = value
+    return batch

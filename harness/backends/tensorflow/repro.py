@@ -12,8 +12,10 @@ same mode (eager, ``tf.function`` traced with a fixed signature, or that graph c
 by XLA), and **the same position in a batch of the same size**. TensorFlow's CPU kernels
 compute most of a batch in vector registers and its last few elements one by one, and
 the two paths round differently (``tf.exp`` of one value alone and inside a batch of 402
-differ in the last bit for about a quarter of float32 inputs here), so the script fills a
-batch of the harness's size with the input and reads the harness's index.
+differ in the last bit for about a quarter of float32 inputs here), so the script puts the
+input at the harness's index in a batch of the harness's size, ones elsewhere (a mixed
+batch, as the harness's: XLA can round a batch of copies of one value differently), and
+reads that index.
 
 A registered implementation is Python code inside the harness package: the script
 carries its factory's source and the module-level functions and constants it uses
@@ -75,7 +77,12 @@ def snippet(
             f"every_chain({fn}, lambda **a: implementation(**{{k + '_': v for k, v in "
             f"a.items()}}), xs, {computed!r})"
         )
-    inputs = ", ".join(f"tf.constant([{point[n]!r}] * BATCH, DTYPE)" for n in names)
+    # The point at INDEX among ones: a mixed batch, as the run's (XLA can round a batch
+    # of copies differently, harness.backends.padding.probe_batch).
+    inputs = ", ".join(
+        f"tf.constant([{point[n]!r} if i == INDEX else 1.0 for i in range(BATCH)], DTYPE)"
+        for n in names
+    )
     signature = ", ".join("tf.TensorSpec([BATCH], DTYPE)" for _ in names)
     run = {
         "eager": "value = body(*inputs)",
@@ -101,9 +108,10 @@ def snippet(
             f"""\
             # {title or f"{case.id}: {implementation}, derivative {label}"}
             # Plain TensorFlow, no harness code: {method}, {mode} mode, {dtype}, at {where}.
-            # The input fills a batch of {batch} and the value is read at index {index}, as
-            # in the harness: TensorFlow's CPU kernels round a batch's vectorised part and
-            # its last few elements differently.
+            # The input sits at index {index} of a batch of {batch}, ones elsewhere, and the
+            # value is read there, as in the harness: TensorFlow's CPU kernels round a
+            # batch's vectorised part and its last few elements differently, and XLA a
+            # batch of copies of one value differently from a mixed one.
             import contextlib
             import itertools
             import math
