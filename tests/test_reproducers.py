@@ -414,6 +414,62 @@ print(float(row.value.iloc[0]).hex())
     assert got == harness_value.hex()
 
 
+def test_a_tensorflow_script_watches_every_input_as_the_harness_does(tmp_path):
+    """An op's gradient function in TensorFlow computes the gradient of every watched
+    input: tf.pow's, for the exponent, compares the base with 0, and under tf.function
+    inside two nested ForwardAccumulators that comparison's record raised IndexError
+    (TensorFlow 2.21). The harness's tapes watch every input; so do the scripts', and
+    the script does what the harness did: the same exception, or the same value."""
+    import importlib
+
+    from harness.backends.snippet import script
+    from harness.cases.load import load_case
+
+    path = write_case(
+        tmp_path,
+        "powxy",
+        """\
+        title: a real power, base and exponent both variables
+        source: test
+        inputs:
+          x: {values: [1.5, 2.0]}
+          y: {values: [1.25]}
+        function: pow(x, y)
+        derivatives: {partials: [x, xx, xxx]}
+        implementations:
+          kernel: {expression: "pow(x, y)"}
+        dtypes: [float64]
+        modes: [function]
+        """,
+    )
+    run = f"""
+from harness.stages.prepared import Selection
+from harness.stages.run import run_case
+sel = Selection(backends=["tensorflow"], dtypes=["float64"], methods=["forward_over_reverse"],
+                modes=["function"])
+errors = run_case({str(path)!r}, selection=sel, results={str(tmp_path / "results")!r})
+row = errors[(errors.x == 1.5) & (errors.partial == "xxx")]
+assert len(row) == 1
+print(row.outcome.iloc[0], repr(str(row.message.iloc[0]).splitlines()[0] if row.outcome.iloc[0] == "error" else float(row.value.iloc[0]).hex()))
+"""
+    done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-1000:]
+    outcome, said = done.stdout.splitlines()[-1].split(" ", 1)
+    module = importlib.import_module("harness.backends.tensorflow.snippet")
+    blocks, _ = module.write(load_case(path), "kernel", ["x", "y"])
+    text = script(module.STYLE, blocks, ["x", "y"], {"x": 1.5, "y": 1.25}, ("x", "x", "x"),
+                  "forward_over_reverse", "function", "float64", "t", "0")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
+    if outcome == "error":
+        # The harness's words end with the framework's: "...: IndexError: list index ...".
+        assert out.returncode != 0, out.stdout[-500:]
+        assert said.strip("'").endswith(out.stderr.strip().splitlines()[-1])
+    else:
+        assert out.returncode == 0, out.stderr[-500:]
+        got = next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[2]
+        assert got == said.strip("'")
+
+
 def test_a_jax_taylor_script_computes_the_series_the_harness_computes(tmp_path):
     """XLA compiles a jet's whole series as one program, and a term can round differently
     with the series' length: d³/dx³ of jax.scipy.special.logsumexp(x, x) at -6.2e280 under

@@ -16,7 +16,7 @@ __all__ = ["STYLE", "write"]
 _GRAD = """def grad(f, i):  # reverse mode: one tf.GradientTape per order
     def g(*xs):
         with tf.GradientTape() as tape:
-            tape.watch(xs[i])
+            tape.watch(xs)  # every input: an op's gradient is computed for each
             y = f(*xs)
         return tape.gradient(y, xs[i])
     return g"""
@@ -27,6 +27,10 @@ _JVP = """def jvp(f, i):  # forward mode: one tf.autodiff.ForwardAccumulator per
         return acc.jvp(y)
     return g"""
 
+# A tape watches every input, as the run's tapes do: an op's gradient function computes
+# the gradient of each watched input, and those ops can fail. tf.pow's, for its exponent,
+# compares the base with 0 (``Greater``), whose forward-mode record under tf.function
+# raises IndexError inside two nested ForwardAccumulators; watching the base alone skips it.
 STYLE = Style(
     title="TensorFlow",
     header="import math\n\nimport tensorflow as tf",
