@@ -267,6 +267,48 @@ def test_one_method_failing_in_two_frameworks_is_one_root_cause():
     assert roots.iloc[0]["frameworks"] == "tensorflow, jax"
 
 
+def test_one_crash_reached_through_several_implementations_is_one_root_cause():
+    """TensorFlow's forward-over-reverse raised the same IndexError under tf.function in
+    13 census kernels (pow, maximum, abs, xlogy, ...): one crash, one statement."""
+    crash = {
+        "outcome": "error",
+        "methods": "forward_over_reverse",
+        "modes": "function, xla",
+        "order": 3,
+        "partial": "xxx",
+        "error_text": "IndexError: list index out of range",
+    }
+    found = _classified(
+        _finding(case="census_pow", implementation="kernel", **crash),
+        _finding(case="census_abs", implementation="kernel", **crash),
+        _finding(case="census_abs", implementation="kernel", id="f2", dtype="float64", **crash),
+        # Another exception, another method, another framework: three other crashes.
+        _finding(
+            case="census_abs",
+            implementation="kernel",
+            id="f3",
+            **{**crash, "error_text": "ValueError: shapes differ"},
+        ),
+        _finding(
+            case="census_abs", implementation="kernel", id="f4", **{**crash, "methods": "reverse"}
+        ),
+        _finding(case="census_abs", implementation="kernel", id="f5", backend="torch", **crash),
+    )
+    roots = root_causes(found).set_index("id")
+    assert len(roots) == 4
+    one = roots.loc[
+        "method:tensorflow:forward_over_reverse:IndexError: list index out of range:error"
+    ]
+    assert one["members"] == 3 and one["cases"] == "census_pow, census_abs"
+    assert one["dtypes"] == "float32, float64"
+    assert "raise at order 3" in one["text"]
+    assert (
+        one["text"].split(" (")[0].endswith("census_pow.kernel, census_abs.kernel raise at order 3")
+    )
+    assert ": IndexError: list index out of range" in one["text"]
+    assert "@" not in one["text"].split(". ")[0]
+
+
 @pytest.mark.parametrize(
     ("kw", "kind"),
     [

@@ -6,7 +6,10 @@ The first rule that applies decides (each says what it rests on):
 1. ``unsupported``: an ``error`` whose exception is one the framework raises to refuse a
    transformation it does not offer (its back end lists those exception types:
    :attr:`harness.backends.catalogue.BackendSpec.refusals`); any other exception is a
-   crash of the method (``method``);
+   crash of the method (``method``), keyed by the framework, the methods and the
+   exception's text, whichever implementation reaches it (TensorFlow's forward-over-
+   reverse raising ``IndexError: list index out of range`` under tf.function in the
+   gradients of ``pow``, ``maximum``, ``abs`` and ``xlogy`` is one crash);
 2. ``formula`` of finite differences: only the finite differences fail (the stencil's
    values overflow, underflow or cancel); autodiff is the fix. The subject is the
    stencil itself (:data:`FINITE_DIFFERENCES`), whatever the case: the same central
@@ -118,6 +121,8 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
         texts = [t for t in str(f.get("error_text") or "").splitlines() if t]
         if texts and all(t.split(":", 1)[0].strip() in refusals for t in texts):
             return "unsupported", signature(texts[0])
+        if texts:  # one crash, whichever implementation reaches it
+            return "method", f"{f['backend']}:{f['methods']}:{signature(texts[0])}"
         return "method", f"{owner}@{f['backend']}"
     if f["methods"] == "finite_difference":
         return "formula", FINITE_DIFFERENCES

@@ -13,6 +13,8 @@ from harness.judge.findings_text import format_value
 
 __all__ = ["METHOD_WORDS", "MODE_WORDS", "regions_text", "root_text"]
 
+_SEP_IMPL = ", "  # between the implementations of a root cause's scope
+
 OUTCOME_WORDS = {
     "nonfinite": "NaN or infinite",
     "wrong": "wrong (at most 4 correct bits, a 0 or the wrong sign)",
@@ -214,7 +216,11 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         )
     elif kind == "method":
         if row["outcome"] == "error":
-            head = f"{frameworks}: {row['implementations']} raises at {orders}{scope}: {subject}"
+            # The exception's text (the subject's last part, :func:`decide`).
+            crash = subject.split(":", 1)[0] in row["frameworks"].split(", ")
+            raised = subject.split(":", 2)[-1] if crash else subject
+            verb = "raise" if _SEP_IMPL in row["implementations"] else "raises"
+            head = f"{frameworks}: {row['implementations']} {verb} at {orders}{scope}: {raised}"
         else:
             head = (
                 f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; another "
