@@ -8,12 +8,10 @@ import json
 
 import pandas as pd
 
-from harness.causes.classify import FINITE_DIFFERENCES, outcome_class
+from harness.causes.classify import FINITE_DIFFERENCES, outcome_class, signature
 from harness.judge.findings_text import format_value
 
 __all__ = ["METHOD_WORDS", "MODE_WORDS", "regions_text", "root_text"]
-
-_SEP_IMPL = ", "  # between the implementations of a root cause's scope
 
 OUTCOME_WORDS = {
     "nonfinite": "NaN or infinite",
@@ -216,10 +214,10 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         )
     elif kind == "method":
         if row["outcome"] == "error":
-            # The exception's text (the subject's last part, :func:`decide`).
-            crash = subject.split(":", 1)[0] in row["frameworks"].split(", ")
-            raised = subject.split(":", 2)[-1] if crash else subject
-            verb = "raise" if _SEP_IMPL in row["implementations"] else "raises"
+            # The exception the members share (their key, :func:`decide`).
+            texts = [t for t in group["error_text"].fillna("").astype(str) if t]
+            raised = signature(texts[0]) if texts else subject
+            verb = "raise" if "," in row["implementations"] else "raises"
             head = f"{frameworks}: {row['implementations']} {verb} at {orders}{scope}: {raised}"
         else:
             head = (
