@@ -251,11 +251,14 @@ def test_a_broken_case_fails_its_own_jobs_and_the_rest_completes(tmp_path):
     assert "broken.yaml:" in index and "unknown function" in index
 
 
-def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):
-    # The full setting: the kill lands in the middle of a split evaluation (pieces of one
-    # case running while others are done).
-    where = _copy(tmp_path)
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    """The full setting (one TensorFlow job per case, dtype and method), killed once one
+    piece is done, then run again to the end: the tree, the jobs a dry run planned before
+    the first run, and those it planned after the kill."""
+    where = _copy(tmp_path_factory.mktemp("full"))
     (where / "full.yaml").write_text("setting: full\nbackends: [tensorflow]\n")
+    before = _planned(where, "--configfile", "tiny.yaml", "full.yaml")
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "TF_CPP_MIN_LOG_LEVEL": "2"}
     proc = subprocess.Popen(
         [str(BIN / "snakemake"), "--configfile", "tiny.yaml", "full.yaml", "--cores", "2"],
@@ -293,20 +296,28 @@ def test_an_interrupted_run_completes_on_rerun_without_stale_files(tmp_path):
         time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    # The kill must have caught the study unfinished, or this test shows nothing.
-    assert not (where / "reports" / "index.html").exists()
+    # The kill must have caught the study unfinished, or the test shows nothing.
+    unfinished = not (where / "reports" / "index.html").exists()
     # kill -9 gives Snakemake no chance to clean up: only atomic writes keep every file
     # that exists whole. (Snakemake keeps its lock after a kill -9; --unlock clears it,
     # and the profile's rerun-incomplete reruns the interrupted jobs.)
     for p in (where / "results").rglob("*.parquet"):
         read_table(p)
     _snakemake(where, "--unlock")
+    done = len(list((where / "results").glob("*/tensorflow/*/timings.parquet")))
+    after = _planned(where, "--configfile", "tiny.yaml", "full.yaml")
+    _snakemake(where, "--configfile", "tiny.yaml", "full.yaml", "--cores", "2")
+    return where, unfinished, done, before, after
+
+
+def test_an_interrupted_run_completes_on_rerun_without_stale_files(full):
+    # The full setting: the kill lands in the middle of a split evaluation (pieces of one
+    # case running while others are done).
+    where, unfinished, done, _, planned = full
+    assert unfinished
     # The rerun makes only what is missing: the pieces already made stay (a piece whose
     # job was cut after its last write is still rerun: Snakemake had not recorded it).
-    done = len(list((where / "results").glob("*/tensorflow/*/timings.parquet")))
-    planned = _planned(where, "--configfile", "tiny.yaml", "full.yaml")
     assert done >= 1 and 2 * 2 * 2 - done <= planned["evaluate_case"] < 2 * 2 * 2
-    _snakemake(where, "--configfile", "tiny.yaml", "full.yaml", "--cores", "2")
     assert (
         "Nothing to be done"
         in _snakemake(where, "--configfile", "tiny.yaml", "full.yaml", "-n").stdout
@@ -409,15 +420,13 @@ def test_a_case_is_prepared_again_when_its_text_or_the_study_changes(tmp_path):
     assert case_pieces(case, study) == [("tensorflow", "all")]
 
 
-def test_the_full_setting_runs_one_job_per_piece_and_a_new_back_end_reruns_none(tmp_path):
+def test_the_full_setting_runs_one_job_per_piece_and_a_new_back_end_reruns_none(full):
     # The full setting splits each evaluation by dtype and method (config `split`); adding
     # a back end adds its pieces and reruns no other back end's (each piece's settings are
     # its own: harness.workflow.piece_settings).
-    where = _copy(tmp_path)
-    (where / "full.yaml").write_text("setting: full\nbackends: [tensorflow]\n")
-    proc = _snakemake(where, "--configfile", "tiny.yaml", "full.yaml", "--cores", "2")
+    where, _, _, planned, _ = full
     # Two cases x two dtypes x two methods.
-    assert (proc.stderr + proc.stdout).count("rule evaluate_case:") == 2 * 2 * 2
+    assert planned["evaluate_case"] == 2 * 2 * 2
     pieces = sorted(
         p.parent.name
         for p in (where / "results" / "ratio" / "tensorflow").glob("*/evaluations.parquet")
