@@ -437,3 +437,54 @@ def test_forward_rules_become_custom_jvp_and_function_jvp(tmp_path):
     second = second.set_index(["backend", "implementation"])
     assert second.value["jax", "ruled"] == 12.0
     assert second.loc[("torch", "ruled")].outcome == "zero"
+
+
+def test_a_primitive_jet_has_no_rule_for_is_unsupported_and_another_key_error_a_crash(
+    tmp_path,
+):
+    """``jet`` raises a bare ``KeyError: atan`` for a primitive missing from its rule
+    table: JAX does not offer that transformation (``unsupported``, not a crash of the
+    method); reverse mode through the same kernel is right."""
+    import jax.numpy as jnp
+    from jax import lax
+    from jax.experimental import jet
+
+    from harness.backends.jax.derivatives import refusing_jet
+
+    # Independently of the harness: JAX 0.10.2's jet has no rule for atan, one for sin.
+    assert lax.atan_p not in jet.jet_rules and lax.sin_p in jet.jet_rules
+    path = write_case(
+        tmp_path,
+        "jet_atan",
+        """\
+        title: atan by jet
+        source: test
+        inputs:
+          x: {values: [0.5, 2.0]}
+        function: atan(x)
+        derivatives: {wrt: x, orders: [1, 2]}
+        implementations:
+          plain: {expression: atan(x)}
+        dtypes: [float64]
+        modes: [eager]
+        methods: [reverse, taylor]
+        """,
+    )
+    errors = run_case(path, _config("jax"), results=tmp_path / "results")
+    taylor = errors[(errors.method == "taylor") & (errors.order > 0)]
+    assert set(taylor.outcome) == {"error"}
+    assert taylor.message.str.contains(
+        "NotImplementedError: jax.experimental.jet has no rule for the primitive atan "
+        "(KeyError: atan)",
+        regex=False,
+    ).all()
+    assert set(errors.loc[errors.method == "reverse", "outcome"]) == {"ok"}
+    findings = pd.read_parquet(tmp_path / "results" / "jet_atan" / "findings.parquet")
+    assert set(findings.loc[findings.methods == "taylor", "kind"]) == {"unsupported"}
+    # Any other KeyError raised while jet traces is the function's own: it stays one.
+    x = (jnp.ones(2),)
+    with pytest.raises(KeyError, match="not a primitive"):
+        refusing_jet(jet, lambda v: {}["not a primitive"], x, ([jnp.ones(2)],))
+    # And a primitive that has a rule goes through untouched.
+    _, (first,) = refusing_jet(jet, jnp.sin, x, ([jnp.ones(2)],))
+    np.testing.assert_array_equal(np.asarray(first), np.cos(np.ones(2)))

@@ -25,7 +25,9 @@ class BackendSpec:
     #: The exception types the framework raises to refuse a transformation it does not
     #: offer (an ``unsupported`` combination, not a bug): JAX's ``jvp`` of a
     #: ``custom_vjp`` function is a TypeError, a missing rule a NotImplementedError,
-    #: ``jet`` through a custom rule an UnexpectedTracerError; PyTorch's forward mode
+    #: ``jet`` through a custom rule an UnexpectedTracerError (``jet``'s missing rule, a
+    #: bare KeyError, is raised again as a NotImplementedError by the JAX back end:
+    #: :func:`harness.backends.jax.derivatives.refusing_jet`); PyTorch's forward mode
     #: through an ``autograd.Function`` without ``jvp`` a NotImplementedError.
     refusals: tuple[str, ...] = ("NotImplementedError",)
     #: The compiler behind each compiled mode: TensorFlow's ``jit_compile=True`` and

@@ -27,11 +27,12 @@ from collections.abc import Callable, Mapping, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import Primitive
 
 from harness.backends.batch_stencil import ArrayOps, finite_difference
 from harness.backends.partials import leaves
 
-__all__ = ["NESTING", "all_partials", "taylor_reason"]
+__all__ = ["NESTING", "all_partials", "refusing_jet", "taylor_reason"]
 
 Partial = tuple[str, ...]
 
@@ -74,6 +75,23 @@ def _jvp_along(g: Callable, i: int) -> Callable:
     return h
 
 
+def refusing_jet(jet, fn: Callable, xs: tuple, series: tuple):
+    """``jet.jet``, its missing rule a refusal: ``jet`` looks each primitive up in its
+    rule table and raises a bare ``KeyError: atan`` for one it has none for (``tan``,
+    ``atan``, ``lgamma``, ``digamma``, ``exp2`` in JAX 0.10.2). That is a transformation
+    JAX does not offer, as JAX's own ``NotImplementedError`` says elsewhere; any other
+    ``KeyError`` stays a crash."""
+    try:
+        return jet.jet(fn, xs, series)
+    except KeyError as e:
+        key = e.args[0] if len(e.args) == 1 else None
+        if isinstance(key, Primitive) and key not in jet.jet_rules:
+            raise NotImplementedError(
+                f"jax.experimental.jet has no rule for the primitive {key} (KeyError: {key})"
+            ) from e
+        raise
+
+
 _OPS = ArrayOps(
     constant=lambda value, like: jnp.asarray(value, like.dtype),
     where=jnp.where,
@@ -114,7 +132,7 @@ def all_partials(
                     + [jnp.zeros_like(x)] * (top - 1)
                     for j, x in enumerate(xs)
                 )
-                _, out = jet.jet(fn, tuple(xs), series)
+                _, out = refusing_jet(jet, fn, tuple(xs), series)
                 for p in ps:
                     values[p] = out[len(p) - 1]
             return tuple(values[p] for p in partials)
