@@ -19,6 +19,7 @@ from harness.causes.roots import classify_findings, root_causes, unsupported_tab
 from harness.causes.rules import check_rules
 from harness.causes.sampling import RUNS, SAMPLE, one_axis, sample_failures
 from harness.causes.sites import effective, sites
+from harness.causes.statement import LISTED, regions_text
 
 from .conftest import CASES, write_case
 
@@ -307,6 +308,32 @@ def test_one_crash_reached_through_several_implementations_is_one_root_cause():
     )
     assert ": IndexError: list index out of range" in one["text"]
     assert "@" not in one["text"].split(". ")[0]
+    # It raised: the example names where, with no value (a crash's is NaN) and no truth.
+    assert "got nan" not in one["text"] and "truth" not in one["text"]
+    assert "; for example census_" in one["text"] and one["text"].endswith(", float32)")
+
+
+def test_a_case_with_many_regions_is_told_by_their_count_and_bounds():
+    """A crash at every point of a sweep is a region per point: listed one by one they
+    made a statement of 15,820 characters in the quick census. Past LISTED, a case's
+    regions are their count and the least and greatest bound of each input."""
+    xs = [2.0**k for k in range(-40, 41, 8)] + [-(2.0**k) for k in range(-30, 31, 10)]
+    many = [{"case": "a", "input": "x", "lo": x, "hi": x} for x in xs]
+    grid = {"case": "a", "ranges": {"x": [-(2.0**50), 1.0], "y": [0.5, 4.0]}}
+    few = [{"case": "b", "input": "t", "lo": 1.5, "hi": 1.5}]
+    text = regions_text([*many, grid, *few], "float64")
+    a, b = text.split("; ")
+    assert len(many) + 1 > LISTED
+    head, within = a.split(" within ")
+    assert head == f"a: {len(many) + 1} regions"
+    bounds = dict(part.split(" in ") for part in within.split("], "))
+    lo, hi = (float(v) for v in bounds["x"].strip("[]").split(", "))
+    assert (lo, hi) == (-(2.0**50), 2.0**40)
+    lo, hi = (float(v) for v in bounds["y"].strip("[]").split(", "))
+    assert (lo, hi) == (0.5, 4.0)
+    assert b == "b: t = 1.5"
+    # At LISTED or fewer, each is told as before.
+    assert regions_text(many[:LISTED], "float64").count("x = ") == LISTED
 
 
 @pytest.mark.parametrize(

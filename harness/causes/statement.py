@@ -78,7 +78,9 @@ def regions_text(regions: list[dict], dtype: str) -> str:
     """``softplus: x ≥ 88.72284; ratio: |t| in [1e-19, 2e-19]``: per case, the merged
     intervals (a pair mirrored about 0 as one ``|x|`` statement), each in its own dtype
     (``dtype`` for a region that names none); where the regions span several dtypes, each
-    case's are told per dtype (``softplus (float32): ...; softplus (float64): ...``)."""
+    case's are told per dtype (``softplus (float32): ...; softplus (float64): ...``); a case
+    with more than :data:`LISTED` regions is told as their count and the bounds holding
+    them all."""
     several = len({r.get("dtype", dtype) for r in regions}) > 1
     parts: dict[str, list[str]] = {}
 
@@ -124,7 +126,32 @@ def regions_text(regions: list[dict], dtype: str) -> str:
                 for n, (a, b) in r.get("ranges", {}).items()
             )
             parts.setdefault(label(r), []).append(span or "grid points")
+    for case, texts in parts.items():
+        if len(texts) > LISTED:
+            parts[case] = [_hull([r for r in regions if label(r) == case], dtype)]
     return "; ".join(f"{case}: " + ", ".join(texts) for case, texts in parts.items())
+
+
+#: Regions listed one by one for a case; beyond this many (a crash at every point of
+#: the sweep is a region per point), their count and the interval that holds them all.
+LISTED = 6
+
+
+def _hull(regions: list[dict], dtype: str) -> str:
+    """``56 regions within x in [-3.4028235e+38, 3.4028235e+38]``: each input's least
+    and greatest bound over ``regions`` (spans and grid ranges alike)."""
+    bounds: dict[str, list[float]] = {}
+    own = regions[0].get("dtype", dtype)
+    for r in regions:
+        spans = {r["input"]: (r["lo"], r["hi"])} if r.get("input") else r.get("ranges", {})
+        for name, (lo, hi) in spans.items():
+            b = bounds.setdefault(name, [lo, hi])
+            b[0], b[1] = min(b[0], lo), max(b[1], hi)
+    within = ", ".join(
+        f"{n} in [{format_value(lo, own)}, {format_value(hi, own)}]"
+        for n, (lo, hi) in bounds.items()
+    )
+    return f"{len(regions)} regions within {within}" if within else f"{len(regions)} regions"
 
 
 def _scope(row: dict) -> str:
@@ -143,6 +170,12 @@ def _worst(row: dict, titles) -> str:
     w = json.loads(row["worst"])
     dtype = w.get("dtype") or row["dtypes"].split(", ")[0]
     at = ", ".join(f"{k} = {format_value(v, dtype)}" for k, v in w["inputs"].items())
+    if row["outcome"] == "error":  # it raised: no value to show, and no worst among them
+        return (
+            f"for example {w['case']}.{w['implementation']} {w['derivative']} at {at} "
+            f"({titles(w['framework'])}, {METHOD_WORDS.get(w['method'], w['method'])}, "
+            f"{MODE_WORDS.get(w['mode'], w['mode'])}, {dtype})"
+        )
     return (
         f"worst: {w['case']}.{w['implementation']} {w['derivative']} at {at}: got "
         f"{format_value(w['got'], dtype)}, truth {_short(w['truth'], dtype)} ({titles(w['framework'])}, "
