@@ -279,8 +279,9 @@ def test_one_crash_reached_through_several_implementations_is_one_root_cause():
         "partial": "xxx",
         "error_text": "IndexError: list index out of range",
     }
+    pow_xy = {"worst_inputs": json.dumps({"x": 0.0, "y": 1.0}), "hits": 9}
     found = _classified(
-        _finding(case="census_pow", implementation="kernel", **crash),
+        _finding(case="census_pow", implementation="kernel", **crash, **pow_xy),
         _finding(case="census_abs", implementation="kernel", **crash),
         _finding(case="census_abs", implementation="kernel", id="f2", dtype="float64", **crash),
         # Another exception, another method, another framework: three other crashes.
@@ -311,6 +312,10 @@ def test_one_crash_reached_through_several_implementations_is_one_root_cause():
     # It raised: the example names where, with no value (a crash's is NaN) and no truth.
     assert "got nan" not in one["text"] and "truth" not in one["text"]
     assert "; for example census_" in one["text"] and one["text"].endswith(", float32)")
+    # Its example and script: the member with the fewest inputs (abs's x, not pow's x
+    # and y, though pow has more hits), the shortest script to run.
+    assert json.loads(one["worst"])["case"] == "census_abs"
+    assert "for example census_abs.kernel" in one["text"]
 
 
 def test_a_case_with_many_regions_is_told_by_their_count_and_bounds():

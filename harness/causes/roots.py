@@ -161,12 +161,20 @@ def worst_first(members: pd.DataFrame) -> pd.DataFrame:
     """A root cause's findings, the worst first: those whose worst point is autodiff's
     (a finding merges methods; its worst point can be a finite difference's, which no
     framework code computes) and a derivative's before finite differences' and a value's,
-    then by impact, severity and breadth."""
+    then by impact, severity and breadth. Among crashes, which raise and have no value to
+    rank, the one with the fewest inputs comes first: the shortest script (TensorFlow's
+    IndexError through ``abs`` rather than ``pow(x, y)``)."""
     method = members["worst_method"].where(members["worst_method"] != "", members["methods"])
-    ranked = members.assign(
-        _autodiff=method != "finite_difference", _derivative=members["order"] > 0
+    crash = members.get("outcome", pd.Series("", index=members.index)).eq("error")
+    inputs = members.get("worst_inputs", pd.Series("", index=members.index)).map(
+        lambda t: len(json.loads(t)) if isinstance(t, str) and t else 0
     )
-    keys = ["_autodiff", "_derivative", "impact", "severity", "hits"]
+    ranked = members.assign(
+        _autodiff=method != "finite_difference",
+        _derivative=members["order"] > 0,
+        _simple=-inputs.where(crash, 0),
+    )
+    keys = ["_autodiff", "_derivative", "impact", "severity", "_simple", "hits"]
     return ranked.sort_values(keys, ascending=False, kind="stable")
 
 
