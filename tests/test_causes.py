@@ -266,6 +266,11 @@ def test_one_method_failing_in_two_frameworks_is_one_root_cause():
     roots = root_causes(found)
     assert list(roots["id"]) == ["method:c.impl:wrong"]
     assert roots.iloc[0]["frameworks"] == "tensorflow, jax"
+    assert "(only in forward mode); another method" in roots.iloc[0]["text"]
+    # Three methods read as a list, not "a and b and c".
+    three = {**forward, "methods": "forward, forward_over_reverse, taylor"}
+    text = root_causes(_classified(_finding(**three))).iloc[0]["text"]
+    assert "(only in forward mode, forward-over-reverse and Taylor mode (jet))" in text
 
 
 def test_one_crash_reached_through_several_implementations_is_one_root_cause():

@@ -159,11 +159,16 @@ def _scope(row: dict) -> str:
     bits = []
     modes = row["modes"].split(", ")
     if "eager" not in modes:
-        bits.append("only under " + " and ".join(MODE_WORDS.get(m, m) for m in modes))
+        bits.append("only under " + _listed([MODE_WORDS.get(m, m) for m in modes]))
     methods = row["methods"].split(", ")
     if "reverse" not in methods:
-        bits.append("only in " + " and ".join(METHOD_WORDS.get(m, m) for m in methods))
+        bits.append("only in " + _listed([METHOD_WORDS.get(m, m) for m in methods]))
     return "; ".join(bits)
+
+
+def _listed(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _worst(row: dict, titles) -> str:
