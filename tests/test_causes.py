@@ -310,7 +310,9 @@ def test_one_crash_reached_through_several_implementations_is_one_root_cause():
     assert one["dtypes"] == "float32, float64"
     assert "raise at order 3" in one["text"]
     assert (
-        one["text"].split(" (")[0].endswith("census_pow.kernel, census_abs.kernel raise at order 3")
+        one["text"]
+        .split(" (")[0]
+        .endswith("census_pow.kernel, census_abs.kernel raise at order 3 in float32 and float64")
     )
     assert ": IndexError: list index out of range" in one["text"]
     assert "@" not in one["text"].split(". ")[0]
@@ -652,3 +654,46 @@ def test_a_reproducer_shows_the_worst_member_a_script_can_compute():
     # Only finite differences: the worst stands (the probe command reproduces it).
     only = members[members["id"] != "autodiff"]
     assert worst_first(only)["id"].iloc[0] == "fd-worst"
+
+
+def test_a_refusal_is_the_frameworks_own_exception_not_every_one_of_its_type():
+    """JAX refuses forward mode through a ``custom_vjp`` function with a TypeError; its
+    ``jet`` of ``erfinv`` in float32 (x64 on) raised another TypeError in the quick census,
+    a bug: only the first is ``unsupported``, with the back ends' own refusals."""
+    import jax
+
+    from harness.backends.catalogue import SPECS
+    from harness.causes.classify import refused
+
+    @jax.custom_vjp
+    def f(x):
+        return x
+
+    f.defvjp(lambda x: (x, None), lambda _, g: (g,))
+    with pytest.raises(TypeError) as raised:  # JAX's own words, from JAX
+        jax.jvp(f, (1.0,), (1.0,))
+    refusal = f"TypeError: {raised.value}"
+    bug = (
+        "TypeError: lax.mul requires arguments to have the same dtypes, got float64, "
+        "float32. (Tip: jnp.multiply is a similar function that does automatic type "
+        "promotion on inputs)."
+    )
+    jax_refusals = SPECS["jax"].refusals
+    assert refused(refusal, jax_refusals) and not refused(bug, jax_refusals)
+    assert refused("UnexpectedTracerError: Encountered an unexpected tracer.", jax_refusals)
+    tf_refusals = SPECS["tensorflow"].refusals
+    assert refused("LookupError: gradient registry has no entry for: SoftsignGrad", tf_refusals)
+    assert not refused("IndexError: list index out of range", tf_refusals)
+    # Through the classification: the bug is a crash of jet, the refusal unsupported.
+    rows = [
+        _finding(id="f1", outcome="error", backend="jax", methods="taylor", error_text=bug),
+        _finding(id="f2", outcome="error", backend="jax", methods="forward", error_text=refusal),
+    ]
+    found = classify_findings(pd.DataFrame(rows), lambda b: SPECS[b].refusals)
+    assert list(found["kind"]) == ["method", "unsupported"]
+    assert found["root_cause"].iloc[0].startswith("method:jax:taylor:TypeError: lax.mul")
+    # Its statement: the exception in the member's own words (the key has <dtype>), the
+    # dtype it raises in.
+    (text,) = root_causes(found)["text"]
+    assert "raises at order 2 in float32 (only in Taylor mode (jet)): TypeError: " in text
+    assert "got float64, float32" in text and "<dtype>" not in text and ".." not in text

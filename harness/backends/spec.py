@@ -22,9 +22,11 @@ class BackendSpec:
     modes: tuple[str, ...]  # in the order a case's evaluation runs them
     dtypes: tuple[str, ...]
     install: str  # how to install it
-    #: The exception types the framework raises to refuse a transformation it does not
-    #: offer (an ``unsupported`` combination, not a bug): JAX's ``jvp`` of a
-    #: ``custom_vjp`` function is a TypeError, a missing rule a NotImplementedError,
+    #: The exceptions the framework raises to refuse a transformation it does not offer
+    #: (an ``unsupported`` combination, not a bug), each a type name (every exception of
+    #: that type) or a type with the start of its message (only those):
+    #: JAX's ``jvp`` of a ``custom_vjp`` function is a TypeError with its own message
+    #: (other TypeErrors are crashes), a missing rule a NotImplementedError,
     #: ``jet`` through a custom rule an UnexpectedTracerError (``jet``'s missing rule, a
     #: bare KeyError, is raised again as a NotImplementedError by the JAX back end:
     #: :func:`harness.backends.jax.derivatives.refusing_jet`); PyTorch's forward mode

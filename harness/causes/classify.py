@@ -69,6 +69,7 @@ __all__ = [
     "SEVERITY_LABELS",
     "decide",
     "outcome_class",
+    "refused",
     "signature",
     "severity",
 ]
@@ -119,7 +120,7 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
     owner = f"{f['case']}.{f['implementation']}"
     if f["outcome"] == "error":
         texts = [t for t in str(f.get("error_text") or "").splitlines() if t]
-        if texts and all(t.split(":", 1)[0].strip() in refusals for t in texts):
+        if texts and all(refused(t, refusals) for t in texts):
             return "unsupported", signature(texts[0])
         if texts:  # one crash, whichever implementation reaches it
             return "method", f"{f['backend']}:{f['methods']}:{signature(texts[0])}"
@@ -185,6 +186,14 @@ def _rounding(f) -> bool:
     if not described or f.get("culprit") or f.get("value_wrong"):
         return False
     return _lost(f)
+
+
+def refused(text: str, refusals: tuple[str, ...]) -> bool:
+    """Whether the exception ``text`` (``Type: message``) is one of ``refusals``: an entry
+    that is a type name matches every exception of that type, one with a message
+    (``TypeError: can't apply forward-mode autodiff``) only the exceptions it begins."""
+    kind = text.split(":", 1)[0].strip()
+    return any(text.startswith(r) if ":" in r else kind == r for r in refusals)
 
 
 def signature(text: str) -> str:

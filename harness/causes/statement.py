@@ -8,7 +8,7 @@ import json
 
 import pandas as pd
 
-from harness.causes.classify import FINITE_DIFFERENCES, outcome_class, signature
+from harness.causes.classify import FINITE_DIFFERENCES, outcome_class
 from harness.judge.findings_text import format_value
 
 __all__ = ["METHOD_WORDS", "MODE_WORDS", "regions_text", "root_text"]
@@ -252,11 +252,20 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         )
     elif kind == "method":
         if row["outcome"] == "error":
-            # The exception the members share (their key, :func:`decide`).
-            texts = [t for t in group["error_text"].fillna("").astype(str) if t]
-            raised = signature(texts[0]) if texts else subject
+            # The exception the members share (their key, :func:`decide`), in the words
+            # of the member the statement shows (its dtypes and shapes, which the key
+            # leaves out).
+            example = json.loads(row["worst"]).get("finding", "")
+            shown = group[group["case"] + ":" + group["id"] == example]
+            texts = [
+                t for t in [*shown["error_text"], *group["error_text"]] if isinstance(t, str) and t
+            ]
+            raised = texts[0].splitlines()[0][:200].rstrip(".") if texts else subject
             verb = "raise" if "," in row["implementations"] else "raises"
-            head = f"{frameworks}: {row['implementations']} {verb} at {orders}{scope}: {raised}"
+            head = (
+                f"{frameworks}: {row['implementations']} {verb} at {orders} in {dtype}{scope}: "
+                f"{raised}"
+            )
         else:
             head = (
                 f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; another "

@@ -12,7 +12,13 @@ SPEC = BackendSpec(
     ("jit", "eager"),
     DTYPES,
     "pip install -e .[jax]",
-    ("NotImplementedError", "TypeError", "UnexpectedTracerError"),
+    (
+        "NotImplementedError",
+        # Only this TypeError: jet's erf_inv rule raises "lax.mul requires arguments to
+        # have the same dtypes" in float32 with x64 on, a bug and not a refusal.
+        "TypeError: can't apply forward-mode autodiff (jvp) to a custom_vjp function",
+        "UnexpectedTracerError",
+    ),
     compilers=(("jit", "XLA"),),
     custom_rules=(
         ("reverse", ("tangent", "gradient")),
