@@ -99,12 +99,13 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     _atomic(Path(path), write)
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
+def read_table(path: str | Path, columns=None, filters=None) -> pd.DataFrame:
     """A table the harness wrote (raises :class:`ResultsError` for a missing, corrupted or
-    foreign file: one without the harness's provenance)."""
+    foreign file: one without the harness's provenance); ``columns`` and ``filters`` as
+    :func:`pyarrow.parquet.read_table` takes them (only those columns and rows)."""
     path = Path(path)
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(path, columns=columns, filters=filters)
     except FileNotFoundError:
         raise ResultsError(f"{path} does not exist") from None
     except (pa.ArrowException, OSError) as exc:

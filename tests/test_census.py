@@ -150,8 +150,11 @@ def test_census_cases_hold_each_dtype_s_own_extremes():
 
 @pytest.mark.slow
 def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path):
-    """Two census cases run for real (JAX and PyTorch, float64): the atlas's shares are
-    the errors table's counts, and the page filters and sorts in Chromium."""
+    """Three census cases run for real (JAX and PyTorch, float64): the atlas's shares are
+    the errors table's counts, what JAX's ``jet`` refuses (``atan``: no rule) is counted
+    apart and not judged, and the page filters and sorts in Chromium."""
+    from jax import lax
+    from jax.experimental import jet
     from playwright.sync_api import sync_playwright
 
     from harness.config import load_config
@@ -166,10 +169,11 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
     for stale in set(cases.glob("*.yaml")) - {
         cases / "census_square.yaml",
         cases / "census_atanh.yaml",
+        cases / "census_atan.yaml",
     }:
         stale.unlink()
     config = load_config(overrides={"setting": "quick"})
-    selection = Selection(backends=["jax", "torch"], methods=["reverse", "forward"])
+    selection = Selection(backends=["jax", "torch"], methods=["reverse", "forward", "taylor"])
     for path in sorted(cases.glob("*.yaml")):
         run_case(path, config, selection, results=tmp_path / "results")
     roots = _collect_and_reproduce(tmp_path / "results", cases, ["jax", "torch"])
@@ -183,7 +187,7 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
         {},
     )
     atlas = write_atlas(tmp_path / "results", cases, tmp_path / "reports", study)
-    assert set(atlas["case"]) == {"census_square", "census_atanh"}
+    assert set(atlas["case"]) == {"census_square", "census_atanh", "census_atan"}
     causes = pd.read_parquet(tmp_path / "results" / "causes.parquet")
     assert sorted(causes["id"]) == sorted(roots["id"])
     assert dict(zip(causes["id"], causes["in_study"])) == {
@@ -199,15 +203,31 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
     assert dict(zip(causes["id"], causes["reproduced"])) == {
         i: printed.get(i, 0) for i in roots["id"]
     }
-    for case in ("census_square", "census_atanh"):
+    # JAX 0.10.2's jet has no rule for atan (and one for atanh's and square's primitives):
+    # its derivatives by jet are refusals, each counted once and none judged.
+    assert lax.atan_p not in jet.jet_rules and lax.atanh_p in jet.jet_rules
+    key = ["backend", "method", "mode", "partial"]
+    for case in ("census_square", "census_atanh", "census_atan"):
         errors = pd.read_parquet(tmp_path / "results" / case / "errors.parquet")
+        refused = (
+            (case == "census_atan")
+            & (errors.backend == "jax")
+            & (errors.method == "taylor")
+            & (errors.partial != "")
+        )
+        assert (errors[refused].outcome == "error").all()
+        rows = atlas[atlas.case == case].set_index(key)
+        expected = errors[refused].groupby(key).size()
+        assert rows["unsupported"][rows["unsupported"] > 0].to_dict() == expected.to_dict()
+        assert len(expected) == (8 if case == "census_atan" else 0)  # 4 orders, 2 modes
+        errors = errors[~refused]
         judged = errors[~errors.outcome.isin(["not_applicable", "ref_unreliable", "flushed"])]
         counted = judged.groupby(["backend", "method", "mode", "partial"]).outcome.agg(
             lambda o: (o == "ok").mean()
         )
-        rows = atlas[atlas.case == case].set_index(["backend", "method", "mode", "partial"])
-        for key, share in counted.items():
-            assert rows.loc[key, "share_right"] == pytest.approx(share, abs=0), key
+        for k, share in counted.items():
+            assert rows.loc[k, "share_right"] == pytest.approx(share, abs=0), k
+        assert (rows.loc[rows["unsupported"] > 0, "judged"] == 0).all()
     assert (tmp_path / "results" / "atlas.csv").exists()
     page_path = tmp_path / "reports" / "census.html"
     with sync_playwright() as p:
@@ -217,7 +237,7 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
         assert page.eval_on_selector_all("table.matrix", shown) == 1
         page.select_option("#c-order", "2")
         visible = page.locator("table.matrix:not([hidden]) tbody tr")
-        assert visible.count() == 2  # square ∂xx and atanh ∂xx
+        assert visible.count() == 3  # square, atanh and atan ∂xx
         page.fill("#c-name", "atanh")
         rows = "els => els.filter(e => !e.hidden).map(e => e.dataset.kernel)"
         assert page.eval_on_selector_all("table.matrix:not([hidden]) tbody tr", rows) == [

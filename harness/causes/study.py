@@ -11,7 +11,7 @@ import pandas as pd
 from harness.backends.catalogue import SPECS
 from harness.causes.roots import classify_findings, root_causes, unsupported_table
 
-__all__ = ["classify", "study_root_causes", "title", "write_root_causes"]
+__all__ = ["classify", "refusals", "study_root_causes", "title", "write_root_causes"]
 
 
 def title(backend: str) -> str:
@@ -19,7 +19,9 @@ def title(backend: str) -> str:
     return SPECS[backend].title if backend in SPECS else backend
 
 
-def _refusals(backend: str) -> tuple[str, ...]:
+def refusals(backend: str) -> tuple[str, ...]:
+    """The exceptions the back end refuses a transformation with
+    (:attr:`harness.backends.spec.BackendSpec.refusals`)."""
     return SPECS[backend].refusals if backend in SPECS else ("NotImplementedError",)
 
 
@@ -30,7 +32,7 @@ def _compilers(backend: str) -> dict[str, str]:
 def classify(findings: pd.DataFrame) -> pd.DataFrame:
     """Findings with ``kind``, ``subject``, ``impact`` and ``root_cause`` (the compare
     stage's, per case: a finding's root cause is decided by its own evidence)."""
-    return classify_findings(findings, _refusals, _compilers)
+    return classify_findings(findings, refusals, _compilers)
 
 
 def study_root_causes(findings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

@@ -1,7 +1,10 @@
 """The census's atlas as a table: one row per kernel, framework, dtype, order (partial),
 method and mode, from each census case's summary and findings (written by the study's
 own stages): how many values were judged, the share right, the stable region as exact
-floats, the outcomes of the others and the root causes that explain them.
+floats, the outcomes of the others and the root causes that explain them. A value the
+framework refused to compute (an ``error`` whose exception is one of its back end's
+refusals: JAX's ``jet`` through a ``custom_jvp`` kernel) is ``unsupported``, not judged:
+what a framework does not offer is not a wrong derivative.
 
 Two versions of a framework give two atlases that ``harness diff`` compares, since each
 census case's tables are the study's own.
@@ -15,6 +18,9 @@ import pandas as pd
 
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
+from harness.causes.classify import refused
+from harness.causes.evidence import exception_text
+from harness.causes.study import refusals
 from harness.results import read_table
 
 __all__ = ["ATLAS_COLUMNS", "FAILING", "build_atlas", "verdicts"]
@@ -23,7 +29,8 @@ __all__ = ["ATLAS_COLUMNS", "FAILING", "build_atlas", "verdicts"]
 FAILING = ("inaccurate", "wrong", "nan", "inf", "zero", "missing", "error")
 ATLAS_COLUMNS = (
     "operator", "case", "backend", "dtype", "order", "partial", "method", "mode",
-    "points", "judged", "ok", *FAILING, "not_applicable", "ref_unreliable", "share_right",
+    "points", "judged", "ok", *FAILING, "unsupported", "not_applicable", "ref_unreliable",
+    "share_right",
     "median_bits", "max_bits", "worst", "stable_domain", "root_causes",
 )  # fmt: skip
 
@@ -47,6 +54,21 @@ def _causes(findings: pd.DataFrame) -> dict[tuple, list[str]]:
     return {k: sorted(v) for k, v in out.items()}
 
 
+#: What one atlas row is about, beyond its case.
+_ROW = ["backend", "dtype", "partial", "method", "mode"]
+
+
+def _refused(errors_table: Path) -> pd.Series:
+    """How many values each row's framework refused to compute (by :data:`_ROW`)."""
+    errors = read_table(errors_table, [*_ROW, "message"], [("outcome", "==", "error")])
+    mine = pd.Series(
+        [refused(exception_text(m), refusals(b)) for b, m in zip(errors.backend, errors.message)],
+        index=errors.index,
+        dtype=bool,
+    )
+    return errors[mine].groupby(_ROW).size()
+
+
 def build_atlas(results: Path, cases: Path) -> pd.DataFrame:
     """The atlas of every census case in ``cases`` with results in ``results`` (a case
     not yet compared is left out: its summary does not exist)."""
@@ -59,7 +81,15 @@ def build_atlas(results: Path, cases: Path) -> pd.DataFrame:
         findings = read_table(folder / "findings.parquet")
         causes = _causes(findings)
         s = summary.assign(operator=_operator(path))
-        s["judged"] = s["points"] - s["not_applicable"] - s["ref_unreliable"] - s["flushed"]
+        refused_here = _refused(folder / "errors.parquet")
+        s["unsupported"] = [
+            int(refused_here.get(tuple(r), 0)) for r in s[_ROW].itertuples(index=False)
+        ]
+        s["error"] = s["error"] - s["unsupported"]
+        s["judged"] = (
+            s["points"] - s["not_applicable"] - s["ref_unreliable"] - s["flushed"]
+            - s["unsupported"]
+        )  # fmt: skip
         s["share_right"] = (s["ok"] / s["judged"]).where(s["judged"] > 0)
         s["root_causes"] = [
             ", ".join(causes.get((r.backend, r.dtype, r.partial, r.method, r.mode), []))

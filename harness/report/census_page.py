@@ -188,6 +188,13 @@ def census_page(atlas: pd.DataFrame, verdict, causes: pd.DataFrame | None = None
     kernels = atlas["operator"].nunique()
     judged = int(atlas["judged"].sum())
     right = int(atlas["ok"].sum())
+    refused = int(atlas["unsupported"].sum())
+    refused_text = (
+        f" {refused:,} values the frameworks refused to compute (unsupported: an exception "
+        "of the framework's own refusing the transformation) are not judged."
+        if refused
+        else ""
+    )
     root_ids = sorted({c for v in atlas["root_causes"] for c in str(v).split(", ") if c})
     controls = (
         _options("c-dtype", [(d, d) for d in dtypes], "dtype")
@@ -214,8 +221,8 @@ def census_page(atlas: pd.DataFrame, verdict, causes: pd.DataFrame | None = None
         "<h1>Kernel census</h1>"
         f"<p>{kernels} kernels of the operator table in {len(backends)} frameworks' own "
         f"implementations, orders {orders[0]}-{orders[-1]}, in {', '.join(dtypes)}: "
-        f"{right:,} of {judged:,} judged values right ({right / max(judged, 1):.2%}). "
-        "A cell is the share of judged values right over the methods and modes run "
+        f"{right:,} of {judged:,} judged values right ({right / max(judged, 1):.2%})."
+        f"{refused_text} A cell is the share of judged values right over the methods and modes run "
         "(its tooltip: the root causes); a click on a column's head sorts by it.</p>"
         f'<div class="controls">{controls}</div>{tables}'
         f"{listed}{_STYLE}{_SCRIPT}"
