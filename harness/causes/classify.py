@@ -4,8 +4,9 @@
 The first rule that applies decides (each says what it rests on):
 
 1. ``unsupported``: an ``error`` whose exception is one the framework raises to refuse a
-   transformation it does not offer (its back end lists those exception types:
-   :attr:`harness.backends.catalogue.BackendSpec.refusals`); any other exception is a
+   transformation it does not offer (its back end lists them, each a type or a type with
+   the start of its message: :attr:`harness.backends.spec.BackendSpec.refusals`, matched
+   by :func:`refused`); any other exception is a
    crash of the method (``method``), keyed by the framework, the methods and the
    exception's text, whichever implementation reaches it (TensorFlow's forward-over-
    reverse raising ``IndexError: list index out of range`` under tf.function in the
@@ -112,8 +113,8 @@ def _shares(text) -> dict[str, float]:
 
 def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple[str, str]:
     """``(kind, subject)`` of one finding (a mapping or row with the findings' columns and
-    :data:`harness.causes.evidence.EVIDENCE_COLUMNS`); ``refusals``: the exception type
-    names its back end raises to refuse a transformation; ``compilers``: its compiled
+    :data:`harness.causes.evidence.EVIDENCE_COLUMNS`); ``refusals``: the exceptions its
+    back end refuses a transformation with (:func:`refused`); ``compilers``: its compiled
     modes' compilers (``{"xla": "XLA"}``). The subject is the primitive (``softplus``),
     the exception (``TypeError: ...``) or the implementation (``case.implementation``)
     the root cause is keyed by."""
