@@ -19,7 +19,7 @@ from harness.causes.roots import classify_findings, root_causes, unsupported_tab
 from harness.causes.rules import check_rules
 from harness.causes.sampling import RUNS, SAMPLE, one_axis, sample_failures
 from harness.causes.sites import effective, sites
-from harness.causes.statement import LISTED, regions_text
+from harness.causes.statement import CASES_LISTED, LISTED, regions_text
 
 from .conftest import CASES, write_case
 
@@ -346,6 +346,33 @@ def test_a_case_with_many_regions_is_told_by_their_count_and_bounds():
     assert b == "b: t = 1.5"
     # At LISTED or fewer, each is told as before.
     assert regions_text(many[:LISTED], "float64").count("x = ") == LISTED
+
+
+def test_a_mechanism_in_many_cases_is_told_by_their_count_and_its_example():
+    """Finite differences across 60 census kernels listed every case's regions: a
+    statement of 12,789 characters. Past CASES_LISTED cases, the statement tells how many
+    and the regions of its example's case (in each of its dtypes); the bug report, which
+    passes no example, still lists them all."""
+    names = [f"census_k{i}" for i in range(CASES_LISTED + 3)]
+    regions = [
+        {"case": c, "input": "x", "lo": i + 0.25, "hi": i + 0.5, "dtype": d}
+        for i, c in enumerate(names)
+        for d in ("float32", "float64")
+    ]
+    text = regions_text(regions, "float32", example="census_k4")
+    assert text == (
+        f"{len(names)} cases, for example census_k4 (float32): x in [4.25, 4.5]; "
+        "census_k4 (float64): x in [4.25, 4.5]"
+    )
+    # An example outside the regions: the first case stands for them.
+    assert regions_text(regions, "float32", example="other").startswith(
+        f"{len(names)} cases, for example census_k0 (float32): "
+    )
+    # Without an example, or at CASES_LISTED cases or fewer, every case is told.
+    assert all(f"{c} (float64)" in regions_text(regions, "float32") for c in names)
+    few = [r for r in regions if r["case"] in names[:CASES_LISTED]]
+    told = regions_text(few, "float32", example="census_k4")
+    assert all(f"{c} (float32)" in told for c in names[:CASES_LISTED])
 
 
 @pytest.mark.parametrize(
