@@ -14,14 +14,19 @@ __all__ = ["add_census_commands"]
 
 def _cmd_cases(args: argparse.Namespace) -> int:
     from harness.cases.schema import DTYPES
-    from harness.census.cases import write_cases
+    from harness.census.cases import chosen_kernels, write_cases
 
     unknown = [d for d in args.dtypes if d not in DTYPES]
     if unknown or not args.dtypes or args.per_sign < 4:
         what = f"unknown dtype {unknown[0]!r}" if unknown else "--per-sign must be at least 4"
         print(f"harness census-cases: {what if args.dtypes else 'no dtypes'}", file=sys.stderr)
         return EXIT_INVALID
-    paths = write_cases(args.out, args.dtypes, args.per_sign)
+    try:
+        kernels = chosen_kernels(args.kernels)
+    except ValueError as exc:
+        print(f"harness census-cases: --kernels: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    paths = write_cases(args.out, args.dtypes, args.per_sign, kernels)
     print(f"{len(paths)} census case files in {args.out}")
     return 0
 
@@ -56,6 +61,11 @@ def add_census_commands(sub) -> None:
     )
     p.add_argument(
         "--per-sign", type=int, default=48, help="log-spaced magnitudes per sign and dtype"
+    )
+    p.add_argument(
+        "--kernels",
+        default=None,
+        help="comma-separated operators (default: every one the census checks)",
     )
     p.set_defaults(func=_cmd_cases)
 

@@ -61,12 +61,20 @@ def census_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def census_cases(config: dict[str, Any], folder: str | Path = "census/cases") -> list[str]:
     """Write the kernel census's case files for the study's setting (its ``census``
-    block: the dtypes and the magnitudes per sign) and return their ids."""
-    from harness.census.cases import write_cases
+    block: the dtypes and the magnitudes per sign), of the operators its
+    ``census_kernels`` names (null: every one), and return their ids."""
+    from harness.census.cases import chosen_kernels, write_cases
 
     block = census_block(config)
     dtypes = [d for d in block.get("dtypes", config.get("dtypes", [])) if d]
-    paths = write_cases(folder, dtypes, int(block.get("per_sign", 48)))
+    try:
+        kernels = chosen_kernels(config.get("census_kernels"))
+    except ValueError as exc:
+        raise ValueError(
+            f"invalid study settings (config/study.yaml or --config):\n"
+            f"study settings: census_kernels: {exc}"
+        ) from None
+    paths = write_cases(folder, dtypes, int(block.get("per_sign", 48)), kernels)
     return sorted(p.stem for p in paths)
 
 

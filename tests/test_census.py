@@ -253,6 +253,19 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
     assert problems == [] and all(u.startswith(("file://", "data:")) for u in requests)
 
 
+def test_a_census_of_chosen_kernels_writes_their_layouts_alone(tmp_path):
+    """A maintainer censuses the kernels they work on: the chosen operators' case files,
+    every layout of each (pow's grid, diagonal and constant exponents), and no other;
+    files of kernels not chosen are removed, so the folder (which the atlas reads) is
+    the census that runs."""
+    write_cases(tmp_path, ["float32"], 8)
+    paths = write_cases(tmp_path, ["float32"], 8, ["pow", "exp"])
+    expected = {n for n in _expected_cases() if n == "census_exp" or n.startswith("census_pow_")}
+    assert len(expected) == 1 + 2 + len(CONSTANT_EXPONENTS)
+    assert {p.stem for p in paths} == expected
+    assert {p.stem for p in tmp_path.glob("*.yaml")} == expected
+
+
 def test_the_census_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
     from harness.cli import main
     from harness.cli_output import EXIT_INVALID
@@ -261,7 +274,15 @@ def test_the_census_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
     assert "unknown dtype 'float128'" in capsys.readouterr().err
     assert main(["census-cases", "--out", str(tmp_path), "--per-sign", "2"]) == EXIT_INVALID
     assert "--per-sign must be at least 4" in capsys.readouterr().err
+    assert main(["census-cases", "--out", str(tmp_path), "--kernels", "exp,softpls"]) == (
+        EXIT_INVALID
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--kernels: unknown kernel 'softpls'" in err
+    assert "softplus" in err  # the names it checks
     assert not list(tmp_path.glob("*.yaml"))  # nothing half-written
+    assert main(["census-cases", "--out", str(tmp_path), "--kernels", "sinc"]) == 0
+    assert [p.stem for p in tmp_path.glob("*.yaml")] == ["census_sinc"]
     missing = tmp_path / "no_such_folder"
     assert main(["census", "--cases", str(missing), "--results", str(tmp_path)]) == EXIT_INVALID
     assert "no census case files (run harness census-cases)" in capsys.readouterr().err

@@ -506,3 +506,22 @@ def test_the_census_is_its_own_target_with_one_job_per_stage_batch_and_back_end(
     assert _planned(where, "census") == expected
     assert {p.stem for p in (where / "census" / "cases").glob("*.yaml")} == _expected_cases()
     assert not [rule for rule in _planned(where) if rule.startswith("census")]
+
+
+def test_a_census_of_chosen_kernels_plans_their_cases_alone(tmp_path):
+    """``--config census_kernels=[...]`` runs the census of those operators: their case
+    files (every layout), their batches and one collect, reproduce and atlas over them.
+    An operator the census does not check stops the workflow naming the key."""
+    from .test_census import _expected_cases
+
+    where = _copy(tmp_path)
+    planned = _planned(where, "census", "--config", "census_kernels=[sinc,hypot]")
+    cases = {p.stem for p in (where / "census" / "cases").glob("*.yaml")}
+    assert cases == {"census_sinc", "census_hypot_grid", "census_hypot_diagonal"}
+    assert cases < _expected_cases()
+    # One batch holds them (the quick block's), cut by dtype as the whole census is.
+    assert planned["census_evaluate_b1_tensorflow_float64"] == 1
+    assert planned["census_collect"] == planned["census_atlas"] == 1
+    out = _snakemake(where, "-n", "census", "--config", "census_kernels=softpls", check=False)
+    assert out.returncode != 0
+    assert "census_kernels: unknown kernel 'softpls'" in out.stdout + out.stderr

@@ -358,6 +358,15 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 description="How a case's evaluation in one back end is split into jobs, "
                 "per setting: [] one job, [dtype] one per dtype, [dtype, method] one per both.",
             ),
+            "census_kernels": {
+                "anyOf": [
+                    {"type": "null"},
+                    {"type": "string", "minLength": 1},
+                    {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                ],
+                "description": "The operators the kernel census checks (null: every one; "
+                "a list, or one string of comma-separated names), each with all its layouts.",
+            },
             "census": _obj(
                 {
                     s: _obj(

@@ -25,7 +25,7 @@ from harness.census.points import argument_values
 from harness.operators import OPERATORS, Kernel, Operator
 from harness.results import atomic_write_text
 
-__all__ = ["CONSTANT_EXPONENTS", "CensusCase", "census_cases", "write_cases"]
+__all__ = ["CONSTANT_EXPONENTS", "CensusCase", "census_cases", "census_kernels", "write_cases"]
 
 #: The constant exponents of ``pow`` the census checks beside the variable one.
 CONSTANT_EXPONENTS = ("2", "3", "0.5", "2.5", "-1.5")
@@ -93,14 +93,44 @@ def _partials(names: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def census_cases(dtypes: Iterable[str], per_sign: int) -> list[CensusCase]:
+def census_kernels() -> list[str]:
+    """The operators the census checks: those of one or two arguments with a kernel of
+    their own in some framework."""
+    return [
+        name
+        for name, op in OPERATORS.items()
+        if op.arity[0] in (1, 2) and any(isinstance(k, Kernel) for k in op.kernels.values())
+    ]
+
+
+def chosen_kernels(kernels: Iterable[str] | str | None) -> list[str] | None:
+    """``kernels`` as a list of the census's operator names (a string: comma-separated;
+    None: every one); ``ValueError`` naming the first that the census does not check."""
+    if kernels is None:
+        return None
+    names = [k.strip() for k in kernels.split(",")] if isinstance(kernels, str) else list(kernels)
+    names = [n for n in names if n]
+    known = census_kernels()
+    for n in names:
+        if n not in known:
+            raise ValueError(f"unknown kernel {n!r}: the census checks {', '.join(known)}")
+    if not names:
+        raise ValueError(f"no kernel named: the census checks {', '.join(known)}")
+    return names
+
+
+def census_cases(
+    dtypes: Iterable[str], per_sign: int, kernels: Iterable[str] | None = None
+) -> list[CensusCase]:
     """The census's cases for ``dtypes``, ``per_sign`` log-spaced magnitudes per sign and
     dtype for an argument of a one-argument function (an eighth of it, at least 3, on a
-    grid's axes: a grid holds the square of it, with every partial to order 4)."""
+    grid's axes: a grid holds the square of it, with every partial to order 4); of the
+    operators ``kernels`` alone where given (each with all its layouts)."""
     dtypes = tuple(dtypes)
+    chosen = None if kernels is None else set(kernels)
     out = []
     for name, op in OPERATORS.items():
-        if not any(isinstance(k, Kernel) for k in op.kernels.values()):
+        if name not in census_kernels() or (chosen is not None and name not in chosen):
             continue
         samplings = [op.sampling[min(i, len(op.sampling) - 1)] for i in range(op.arity[0])]
         if op.arity[0] == 1:
@@ -160,14 +190,18 @@ def census_cases(dtypes: Iterable[str], per_sign: int) -> list[CensusCase]:
     return out
 
 
-def write_cases(folder: str | Path, dtypes: Iterable[str], per_sign: int) -> list[Path]:
-    """Write the census's case files into ``folder`` (a file whose text is unchanged is
-    left alone; files of operators no longer in the table are removed)."""
+def write_cases(
+    folder: str | Path, dtypes: Iterable[str], per_sign: int, kernels: Iterable[str] | None = None
+) -> list[Path]:
+    """Write the census's case files into ``folder``, of the operators ``kernels`` alone
+    where given (a file whose text is unchanged is left alone; the files of operators no
+    longer in the table, or not chosen, are removed: the folder holds the census that
+    runs, and its atlas reads the folder)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     dtypes = tuple(dtypes)
     paths = []
-    for case in census_cases(dtypes, per_sign):
+    for case in census_cases(dtypes, per_sign, kernels):
         path = folder / f"{case.name}.yaml"
         text = case.text(dtypes)
         if not path.exists() or path.read_text(encoding="utf-8") != text:
