@@ -526,3 +526,33 @@ def test_a_jax_taylor_script_computes_the_series_the_harness_computes(tmp_path):
     assert out.returncode == 0, out.stderr[-500:]
     got = next(line for line in out.stdout.splitlines() if line.startswith("got")).split()[2]
     assert got == harness_value.hex()
+
+
+def test_a_script_that_kills_its_process_is_its_own_result_not_the_stage_s_end():
+    """PyTorch 2.13's torch.compile of a third-order jvp of softplus in float16 is a
+    segmentation fault: run in the stage's own process, it ended `harness repro --backend
+    torch` with nothing written. The scripts now run in a child process: a script that
+    raises or dies is that script's result, and the next runs in a new process."""
+    import os
+
+    from harness.causes.script_worker import ScriptFailed, ScriptWorker
+
+    worker = ScriptWorker()
+    try:
+        assert (
+            worker.run('print("got  ", 1.5, (1.5).hex())', "a") == "got   1.5 0x1.8000000000000p+0"
+        )
+        first = worker.proc.pid
+        with pytest.raises(ScriptFailed, match=r"^ValueError: bad$"):
+            worker.run('raise ValueError("bad\\nsecond line")', "b")
+        assert worker.proc.pid == first  # an exception leaves the process as it is
+        kill = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)"
+        with pytest.raises(ScriptFailed, match=r"process died: signal 11 \(SIGSEGV\)"):
+            worker.run(kill, "c")
+        assert worker.proc is None
+        # What the framework writes to stdout does not mix with the answers.
+        text = "import os\nos.write(1, b'noise\\n')\nprint('got  ', 2.0, '0x1p+1')"
+        assert worker.run(text, "d") == "got   2.0 0x1p+1"
+        assert worker.proc.pid not in (first, os.getpid())
+    finally:
+        worker.close()

@@ -5,7 +5,8 @@ of the smallest thing that shows the mechanism (a ``kernel``'s primitive alone a
 argument it received; a ``mode`` localised to a primitive, that primitive alone in the
 compiled mode; otherwise the worst member finding's implementation at its worst
 point, by its method and mode), and the ``harness probe`` command of that finding. The
-reproduce stage runs each script in the framework's own process (the script's text,
+reproduce stage runs the scripts in a process of their own, which imports the framework
+(again after a script that kills it: :mod:`harness.causes.script_worker`; the script's text,
 executed as it is written, its ``print`` captured) and records the value it prints, so
 the value a root cause states is the script's, bit for bit; ``harness repro --check``
 runs every script again as its own process and compares (:func:`check`).
@@ -34,6 +35,7 @@ from harness.backends.snippet import script, series_order
 from harness.cases import expressions as ex
 from harness.cases.model import label_partial
 from harness.causes.roots import worst_first
+from harness.causes.script_worker import ScriptFailed, ScriptWorker
 from harness.causes.sites import VARIABLES
 from harness.numerics.floats import FORMATS, round_mpf
 
@@ -111,18 +113,6 @@ def _target(root: dict, finding: dict, backend: str, cases: Path):
     )
 
 
-def _run(text: str, label: str) -> str:
-    """Execute a reproducer's text here; the ``got`` line it prints."""
-    lines: list[str] = []
-
-    def capture(*args, **kw):
-        lines.append(" ".join(str(a) for a in args))
-
-    namespace = {"__name__": "__reproducer__", "print": capture}
-    exec(compile(text, f"<reproducer {label}>", "exec"), namespace)  # noqa: S102
-    return next((x for x in lines if x.startswith("got")), "got   None")
-
-
 def _parse(line: str) -> tuple[float, str]:
     parts = line.split()
     if len(parts) < 3 or parts[1] == "None":
@@ -159,11 +149,23 @@ def reproducers(
     tolerances: dict,
 ) -> pd.DataFrame:
     """Every root cause's reproducer in ``backend`` (see the module's docstring); the
-    scripts run in this process, which imports the framework. ``tolerances``: the study's
+    scripts run one after another in one child process, which imports the framework
+    (:class:`harness.causes.script_worker.ScriptWorker`: a script that kills it is its
+    own result, not the stage's end). ``tolerances``: the study's
     ulps per dtype and order (``StudyConfig.tolerances``), which ``reproduces`` uses."""
     from harness.backends.catalogue import SPECS
 
     module = importlib.import_module(SPECS[backend].snippet)
+    worker = ScriptWorker()  # one process for the scripts, again after one kills it
+    try:
+        return _reproducers(roots, findings, backend, cases, tolerances, module, worker)
+    finally:
+        worker.close()
+
+
+def _reproducers(roots, findings, backend, cases, tolerances, module, worker) -> pd.DataFrame:
+    from harness.backends.catalogue import SPECS
+
     rows = []
     for root in roots.to_dict("records"):
         if backend not in root["frameworks"].split(", "):
@@ -222,12 +224,10 @@ def reproducers(
         base["script"] = text
         t0 = time.perf_counter()
         try:
-            got, got_hex = _parse(_run(text, root["id"]))
-        except Exception as exc:  # noqa: BLE001 - the script's own failure is its result
+            got, got_hex = _parse(worker.run(text, root["id"]))
+        except ScriptFailed as exc:  # the script's own failure (or crash) is its result
             got, got_hex = math.nan, "error"
-            base["note"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[
-                :300
-            ]
+            base["note"] = str(exc)
         base["seconds"] = round(time.perf_counter() - t0, 3)
         rounded = _rounded(str(truth), dtype)
         base.update(got=got, got_hex=got_hex, truth_rounded=rounded)
