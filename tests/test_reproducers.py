@@ -534,6 +534,7 @@ def test_a_script_that_kills_its_process_is_its_own_result_not_the_stage_s_end()
     torch` with nothing written. The scripts now run in a child process: a script that
     raises or dies is that script's result, and the next runs in a new process."""
     import os
+    import signal
 
     from harness.causes.script_worker import ScriptFailed, ScriptWorker
 
@@ -550,6 +551,11 @@ def test_a_script_that_kills_its_process_is_its_own_result_not_the_stage_s_end()
         with pytest.raises(ScriptFailed, match=r"process died: signal 11 \(SIGSEGV\)"):
             worker.run(kill, "c")
         assert worker.proc is None
+        # A signal with no name of its own (SIGRTMIN + 6) is told by its number.
+        rt = "import os, signal\nos.kill(os.getpid(), signal.SIGRTMIN + 6)"
+        number = signal.SIGRTMIN + 6
+        with pytest.raises(ScriptFailed, match=rf"process died: signal {number} \(unnamed\)$"):
+            worker.run(rt, "e")
         # What the framework writes to stdout does not mix with the answers.
         text = "import os\nos.write(1, b'noise\\n')\nprint('got  ', 2.0, '0x1p+1')"
         assert worker.run(text, "d") == "got   2.0 0x1p+1"

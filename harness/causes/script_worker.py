@@ -67,7 +67,7 @@ class ScriptWorker:
         if not answer:
             code = self.proc.wait()
             self.proc = None
-            how = f"signal {-code} ({signal.Signals(-code).name})" if code < 0 else f"exit {code}"
+            how = f"exit {code}" if code >= 0 else f"signal {-code} ({_signal_name(-code)})"
             raise ScriptFailed(f"the script's process died: {how}")
         answer = json.loads(answer)
         if "error" in answer:
@@ -79,6 +79,13 @@ class ScriptWorker:
             self.proc.stdin.close()
             self.proc.wait()
             self.proc = None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name of its own
+        return "unnamed"
 
 
 def _serve() -> None:
