@@ -127,10 +127,12 @@ def census_cases(
     grid's axes: a grid holds the square of it, with every partial to order 4); of the
     operators ``kernels`` alone where given (each with all its layouts)."""
     dtypes = tuple(dtypes)
-    chosen = None if kernels is None else set(kernels)
+    chosen = set(census_kernels())
+    if kernels is not None:
+        chosen &= set(kernels)
     out = []
     for name, op in OPERATORS.items():
-        if name not in census_kernels() or (chosen is not None and name not in chosen):
+        if name not in chosen:
             continue
         samplings = [op.sampling[min(i, len(op.sampling) - 1)] for i in range(op.arity[0])]
         if op.arity[0] == 1:
