@@ -257,3 +257,64 @@ def test_mutated_cases_never_crash_the_validator(edits):
     assert len(cases) + bool(problems) == 1
     for p in problems:
         assert p.file == str(path) and p.line >= 1 and p.message
+
+
+_TRICKY = [
+    "a: 1e-3\nb: -0.0\nc: .nan\nd: -.inf\ne: 0x1A\nf: 1_000\ng: '1e-3'\nh: 1E+38\n",
+    "x: [1, 2\ny: 3\n",  # an unclosed bracket
+    "a:\n\tb: 1\n",  # a tab
+    "a: 1\na: 2\n",  # a repeated key
+    "a: &x [1, *x]\n",  # a recursive alias
+    "a: !!python/object:os.system ls\n",
+    "a: !!int abc\n",
+    "a: 2001-12-14\nb: !!binary aGk=\n",
+    "--- 1\n--- 2\n",
+    "\ufeffa: b\n",
+    "a: b: c\n",
+    "[" * 70 + "]" * 70 + "\n",  # nested deeper than the limit
+    "? [1, 2]\n: x\n",
+    "",
+    "# only a comment\n",
+]
+
+
+def _read_both(text: str, monkeypatch) -> tuple:
+    """``text`` read by libyaml (the default path) and by PyYAML's own parser alone."""
+    from harness.cases import yaml_lines
+
+    def read():
+        try:
+            got = yaml_lines.load(text)
+        except yaml_lines.YamlProblem as exc:
+            return ("problem", exc.message, exc.line)
+        # repr tells -0.0 from 0.0; a NaN is the same text either way.
+        return (repr(got.data), got.lines, got.problems)
+
+    assert len(yaml_lines._LOADERS) == 2, "PyYAML here was built with libyaml"
+    fast = read()
+    with monkeypatch.context() as m:
+        m.setattr(yaml_lines, "_LOADERS", (yaml_lines._Loader,))
+        slow = read()
+    return fast, slow
+
+
+@pytest.mark.parametrize("text", _TRICKY, ids=range(len(_TRICKY)))
+def test_libyaml_reads_a_tricky_text_as_pyyaml_does(text, monkeypatch):
+    """The case files are parsed by libyaml, ten times faster; PyYAML's own parser is the
+    reference it must agree with: the same data, lines and problems, or the same error
+    message at the same line."""
+    fast, slow = _read_both(text, monkeypatch)
+    assert fast == slow
+
+
+def test_libyaml_reads_every_case_file_as_pyyaml_does(tmp_path, monkeypatch):
+    """The malformed corpus, the repository's cases and template, the configuration and
+    the census's generated case files (their long lists of floats, printed by repr)."""
+    from harness.census.cases import write_cases
+
+    census = write_cases(tmp_path, ["float32", "float64"], 24, ["softplus", "pow", "lgamma"])
+    paths = [*FILES, *REPO.glob("cases/**/*.yaml"), REPO / "config" / "study.yaml", *census]
+    assert len(census) >= 9 and len(paths) > 60
+    for path in paths:
+        fast, slow = _read_both(path.read_text(encoding="utf-8"), monkeypatch)
+        assert fast == slow, path

