@@ -19,6 +19,7 @@ in JAX, a custom rule JAX's ``jet`` has no place for) is a row with the outcome
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 
@@ -69,7 +70,14 @@ def get(name: str) -> BackendSpec:
 
 def installed(name: str) -> bool:
     """Whether the framework can be imported here (without importing it)."""
-    return importlib.util.find_spec(get(name).package) is not None
+    return _importable(get(name).package)
+
+
+@functools.cache
+def _importable(package: str) -> bool:
+    # Once per process: parsing the census's workflow asks about 10,000 times (0.76 s of
+    # path searches), and what is installed does not change while a process runs.
+    return importlib.util.find_spec(package) is not None
 
 
 def load(name: str):
