@@ -14,6 +14,7 @@ from harness.workflow import (
     piece_settings,
     stage_settings,
     stage_sources,
+    stage_sources_of,
     study_backends,
 )
 from harness.workflow_census import (

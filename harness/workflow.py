@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.workflow_sources import STAGE_ENTRIES, stage_sources
+from harness.workflow_sources import STAGE_ENTRIES, stage_sources, stage_sources_of
 
 __all__ = [
     "STAGE_ENTRIES",
@@ -33,6 +33,7 @@ __all__ = [
     "piece_settings",
     "stage_settings",
     "stage_sources",
+    "stage_sources_of",
     "study_backends",
 ]
 

@@ -23,7 +23,7 @@ for batch, members in CENSUS_BATCHES.items():
                 f"census_reference_{batch}_{part}"
             input:
                 cases=expand("census/cases/{case}.yaml", case=referenced),
-                code=stage_sources("reference"),
+                code=stage_sources_of("reference"),
             output:
                 tables=expand("results/census/{case}/reference.parquet", case=referenced),
                 timings=expand(
@@ -57,7 +57,7 @@ for batch, members in CENSUS_BATCHES.items():
                     references=expand(
                         "results/census/{case}/reference.parquet", case=evaluated
                     ),
-                    code=stage_sources("evaluate", backend=backend),
+                    code=stage_sources_of("evaluate", backend),
                 output:
                     **census_evaluations(config, evaluated, backend, piece=piece),
                 params:
@@ -98,7 +98,7 @@ for batch, members in CENSUS_BATCHES.items():
                     if name != "timings"
                     for f in files
                 ],
-                code=stage_sources("compare"),
+                code=stage_sources_of("compare"),
             output:
                 errors=expand("results/census/{case}/errors.parquet", case=judged),
                 summaries=expand("results/census/{case}/summary.parquet", case=judged),

@@ -525,3 +525,41 @@ def test_a_census_of_chosen_kernels_plans_their_cases_alone(tmp_path):
     out = _snakemake(where, "-n", "census", "--config", "census_kernels=softpls", check=False)
     assert out.returncode != 0
     assert "census_kernels: unknown kernel 'softpls'" in out.stdout + out.stderr
+
+
+def test_editing_a_stage_s_code_reruns_the_census_jobs_that_run_it(tmp_path):
+    """The census's rules take their package files as input functions (listed when a job
+    enters the graph, not for each of its 900 rules when the workflow is read): editing
+    TensorFlow's derivatives reruns TensorFlow's evaluations of the census and what reads
+    them, not its references or the other frameworks' evaluations; editing the reference's
+    jets reruns its references. Every output is made up to date by hand (the summary's
+    files, an hour newer than their inputs), so no census runs."""
+    where = _copy(tmp_path)
+    kernels = ("--config", "census_kernels=[softplus]", "--rerun-triggers", "mtime")
+    summary = _snakemake(where, "--summary", "census", *kernels).stdout.splitlines()
+    outputs = [line.split("\t")[0] for line in summary[1:] if "\t" in line]
+    assert any("/tensorflow/float64/evaluations.parquet" in o for o in outputs)
+    hour_ago = time.time() - 3600
+    for path in where.rglob("*"):  # the inputs: case files, code, configuration
+        if path.is_file():
+            os.utime(path, (hour_ago - 3600, hour_ago - 3600))
+    for name in outputs:
+        path = where / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        os.utime(path, (hour_ago, hour_ago))
+    assert _planned(where, "census", *kernels) == {}
+
+    def append(text: str) -> str:
+        return text + "\n# edited\n"
+
+    with _edited(where / "harness" / "backends" / "tensorflow" / "derivatives.py", append):
+        plan = _planned(where, "census", *kernels)
+        assert plan["census_evaluate_b1_tensorflow_float64"] == 1
+        assert plan["census_evaluate_b1_tensorflow_float32"] == 1
+        assert not [r for r in plan if r.startswith(("census_reference", "census_evaluate_b1_j"))]
+        assert not [r for r in plan if r.startswith("census_evaluate_b1_torch")]
+        assert plan["census_compare_b1_1"] == plan["census_atlas"] == 1
+    with _edited(where / "harness" / "reference" / "jets.py", append):
+        plan = _planned(where, "census", *kernels)
+        assert plan["census_reference_b1_1"] == 1
