@@ -6,10 +6,12 @@ study's back ends in turn, once per process."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.backends import crashes
 from harness.cli_causes import add_cause_commands
 from harness.cli_census import add_census_commands
 from harness.cli_output import EXIT_INVALID, Progress, print_summary, run_diff
@@ -324,6 +326,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.results import ResultsError
 
     args = build_parser().parse_args(argv)
+    if args.command == "evaluate" and crashes.ENV not in os.environ:
+        # The work in a child process, again after a framework kills it (the crash is
+        # the rows of what it was computing): harness.backends.crashes.
+        return crashes.supervise(list(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args) or 0)
     except ResultsError as exc:

@@ -603,3 +603,68 @@ def test_a_forward_rule_alone_is_not_applicable_in_tensorflow(tmp_path):
     assert ruled.message.str.contains("TensorFlow has no custom forward rule").all()
     both = errors[(errors.implementation == "both") & (errors.order == 1)]
     assert len(both) == 3 * 3 and set(both.value) == {12.0}
+
+
+_CRASHING_KERNEL = """
+import os, signal
+if os.environ.get("HARNESS_CRASH_LEDGER"):  # the evaluating child process only
+    import harness.backends.sweep as sweep
+    original = sweep._Runner.run
+    def run(self, impl, fn, partials, inputs, stats):
+        if (self.method, self.mode) == ("forward", "jit"):
+            os.kill(os.getpid(), signal.SIGSEGV)  # a kernel that crashes its framework
+        return original(self, impl, fn, partials, inputs, stats)
+    sweep._Runner.run = run
+"""
+
+
+def test_a_framework_that_kills_the_process_is_the_rows_of_what_it_computed(tmp_path):
+    """PyTorch 2.13's torch.compile of forward-mode elu in bfloat16 is a segmentation
+    fault: it ended a job of the full census and every case in it. `harness evaluate` now
+    works in a child process; when a framework call kills it, that combination's rows are
+    `error` rows saying so, and a new process computes the rest, whose values are those
+    of a run without the crash. Here a sitecustomize module makes JAX's jit-compiled
+    forward mode send the child a real SIGSEGV."""
+    import os
+    import shutil
+
+    import pandas as pd
+
+    from .conftest import ROOT
+
+    shutil.copy(ROOT / "cases" / "softplus.yaml", tmp_path)
+    sel = ["--backends", "jax", "--dtypes", "float64", "--methods", "reverse,forward"]
+    sel += ["--modes", "eager,jit", "--points", "5"]
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(_CRASHING_KERNEL)
+
+    def harness(args, results, crash):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path / "site")])}
+        if not crash:
+            env["PYTHONPATH"] = str(ROOT)
+        argv = [sys.executable, "-m", "harness", *args, "--results", results]
+        out = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out
+
+    table = "softplus/jax/all/evaluations.parquet"
+    for results, crash in (("plain", False), ("crashed", True)):
+        harness(["reference", "softplus.yaml", *sel[2:]], results, False)
+        out = harness(["evaluate", "softplus.yaml", *sel], results, crash)
+    said = "signal 11 (SIGSEGV) killed the process: jax forward, jit mode, float64"
+    assert f"harness evaluate: softplus: {said}" in out.stderr
+    plain = pd.read_parquet(tmp_path / "plain" / table)
+    crashed = pd.read_parquet(tmp_path / "crashed" / table)
+    hit = (crashed["method"] == "forward") & (crashed["mode"] == "jit")
+    assert hit.sum() > 0 and (crashed.loc[hit, "status"] == "error").all()
+    assert (crashed.loc[hit, "message"] == f"ProcessDied: {said}").all()
+    keys = ["implementation", "method", "mode", "partial", "point"]
+    rest = crashed[~hit].sort_values(keys).reset_index(drop=True)
+    again = plain[~((plain["method"] == "forward") & (plain["mode"] == "jit"))]
+    again = again.sort_values(keys).reset_index(drop=True)
+    assert (
+        plain.loc[(plain["method"] == "forward") & (plain["mode"] == "jit"), "status"] == "value"
+    ).any()
+    pd.testing.assert_frame_equal(
+        rest[[*keys, "value", "status"]], again[[*keys, "value", "status"]]
+    )

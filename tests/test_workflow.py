@@ -352,12 +352,17 @@ def test_each_stage_imports_only_its_declared_sources(tmp_path):
         ),
         ("report", None, ["report", "--case", "softplus", "--reports", "reports", "--cases", "."]),
     ):
+        # As the evaluating child process of `harness evaluate` runs (the stage's work in
+        # this process: harness.backends.crashes).
+        ledger = tmp_path / "ledger"
+        ledger.mkdir(exist_ok=True)
         out = subprocess.run(
             [sys.executable, "-c", code, *args],
             cwd=tmp_path,
             capture_output=True,
             text=True,
             timeout=300,
+            env={**os.environ, "HARNESS_CRASH_LEDGER": str(ledger)},
         )
         assert out.returncode == 0, out.stderr
         line = next(x for x in out.stdout.splitlines() if x.startswith("MODULES="))

@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from harness.backends import crashes
 from harness.backends.interface import NotApplicable
 from harness.backends.padding import padded
 from harness.registered import catalogue as registry
@@ -214,14 +215,18 @@ def evaluate_case(
                 t0 = time.perf_counter()
                 runner = _Runner(fw, method, mode, dtype, case.label)
                 results = {}
+                crash = crashes.crashed(case.id, fw.name, dtype, method, mode)
                 for impl in case.implementations:
                     fn = fns[impl.name]
+                    if crash is not None and not isinstance(fn, NotApplicable):
+                        fn = _Failure(crashes.ProcessDied(crash))  # it killed an earlier process
                     if isinstance(fn, (NotApplicable, _Failure)):
                         results[impl.name] = dict.fromkeys(partials, fn)
                         fixed = None if isinstance(fn, NotApplicable) else fn.message
                         runner.fixed[impl.name] = dict.fromkeys(partials, fixed)
                         stats.not_applicable += isinstance(fn, NotApplicable)
                         continue
+                    crashes.begin(case.id, fw.name, dtype, method, mode)
                     results[impl.name] = runner.run(impl, fn, partials, inputs, stats)
                 runners[mode] = runner
                 seconds = time.perf_counter() - t0
@@ -254,10 +259,14 @@ def evaluate_case(
                     dtype,
                     applicable,
                     list(modes),
-                    lambda mode, new, runners=runners: runners[mode].evaluate_at(new),
+                    lambda mode, new, runners=runners, method=method, dtype=dtype: (
+                        crashes.begin(case.id, fw.name, dtype, method, mode),
+                        runners[mode].evaluate_at(new),
+                    )[1],
                     width,
                 )
                 stats.bisect_seconds += time.perf_counter() - t0
+    crashes.begin(None)
     stats.seconds = time.perf_counter() - started
     if not frames:
         from harness.backends.interface import EVALUATION_COLUMNS

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.backends import crashes
+from harness.backends.crashes import LOCALISE
 from harness.stages.inputs import Progress, with_backend
 from harness.stages.kinds import Evaluated
 from harness.stages.pieces import Piece
@@ -69,8 +71,11 @@ def evaluate(
         edges.store.save()
     found = with_backend(edges.table() if edges else empty_edges(), backend)
     localised = None
-    if bisect and s.localise:
+    # A localisation that killed an earlier process is skipped (harness.backends.crashes).
+    if bisect and s.localise and not crashes.crashed(prep.case.id, backend, piece.name, *LOCALISE):
+        crashes.begin(prep.case.id, backend, piece.name, *LOCALISE)
         localised = _localise(prep, engine, table, reference, flags, stats)
+        crashes.begin(None)
     if localised is None:
         localised = empty_localised()
     return Evaluated(table, stats, found, localised)

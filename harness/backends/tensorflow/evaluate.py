@@ -33,6 +33,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from harness.backends import crashes  # noqa: E402
 from harness.backends.interface import NotApplicable  # noqa: E402
 from harness.backends.padding import padded  # noqa: E402
 from harness.backends.tensorflow.build import build_implementation  # noqa: E402
@@ -313,7 +314,14 @@ def evaluate_case(
                 for mode in group:
                     t0 = time.perf_counter()
                     runner = Runner(method, mode, dtype, xs, stats, case.label)
-                    results = runner.run(fns, partials)
+                    crash = crashes.crashed(case.id, "tensorflow", dtype, method, mode)
+                    if crash is None:
+                        crashes.begin(case.id, "tensorflow", dtype, method, mode)
+                        results = runner.run(fns, partials)
+                    else:  # it killed an earlier process: its rows say so
+                        died = _Failure(crashes.ProcessDied(crash))
+                        results = {i: dict.fromkeys(partials, died) for i in fns}
+                        runner.failures = {i: dict.fromkeys(partials, died.message) for i in fns}
                     runners[mode] = runner
                     seconds = time.perf_counter() - t0
                     group_frames += [
@@ -332,13 +340,17 @@ def evaluate_case(
                         dtype,
                         pd.concat(group_frames, ignore_index=True),
                         group,
-                        lambda mode, inputs, runners=runners: runners[mode].evaluate_at(inputs),
+                        lambda mode, inputs, runners=runners, method=method, dtype=dtype: (
+                            crashes.begin(case.id, "tensorflow", dtype, method, mode),
+                            runners[mode].evaluate_at(inputs),
+                        )[1],
                         width,
                     )
                     stats.bisect_seconds += time.perf_counter() - t0
                 runners.clear()
                 _GRAPHS.clear()
                 _release_forward_mode_cache(keep=batch is not None)
+    crashes.begin(None)
     stats.seconds = time.perf_counter() - started
     return pd.concat(frames, ignore_index=True), stats
 

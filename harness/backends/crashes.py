@@ -1,0 +1,132 @@
+"""A framework that kills the evaluating process, and the combination it was computing.
+
+Some kernels crash their framework's process rather than raise: PyTorch 2.13's
+``torch.compile`` of forward-mode ``elu`` in bfloat16 is a segmentation fault, which ended
+a job of the full census and every case in it. ``harness evaluate`` therefore does its
+work in a child process (:func:`supervise`). Before each framework call the child names
+what it computes (:func:`begin`: case, back end, dtype, method, mode and phase) in a small
+file; when the child dies by a signal, the parent records that combination as crashed and
+starts a new child. The new child computes everything else and writes the crashed
+combination's rows as ``error`` rows saying how the process died (:func:`crashed`); a crash
+while localising skips that case's localisation. Nothing a case finished is lost: each
+case's tables are written, atomically, as it finishes, and are computed again the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["ENV", "LOCALISE", "ProcessDied", "begin", "crashed", "supervise"]
+
+#: The folder where the child names what it computes and reads what crashed before.
+ENV = "HARNESS_CRASH_LEDGER"
+_CURRENT = "current.json"
+_CRASHED = "crashed.json"
+
+#: The method and mode :func:`begin` names while a case's failing rows are localised
+#: (its dtype: the piece's name).
+LOCALISE = ("localise", "")
+
+#: A crash of the same combination twice, or more crashes than this, ends the command.
+MAX_CRASHES = 20
+
+
+class ProcessDied(RuntimeError):
+    """The rows of a combination that killed an earlier process (its message: how)."""
+
+
+#: Signals that stop the command (an interrupt, a scheduler's cancel), not a crash.
+_STOPPED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+
+
+def _folder() -> Path | None:
+    where = os.environ.get(ENV)
+    return Path(where) if where else None
+
+
+def begin(
+    case: str | None, backend: str = "", dtype: str = "", method: str = "", mode: str = ""
+) -> None:
+    """Name the combination the next framework calls compute (``case`` None: none; the
+    phase is ``localise`` where ``method`` is, else the evaluation and its bisection)."""
+    folder = _folder()
+    if folder is None:
+        return
+    path = folder / _CURRENT
+    if case is None:
+        path.unlink(missing_ok=True)
+        return
+    record = {"case": case, "backend": backend, "dtype": dtype, "method": method, "mode": mode}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, path)
+
+
+def crashed(case: str, backend: str, dtype: str, method: str, mode: str) -> str | None:
+    """How the process died computing this combination in an earlier child (None: it
+    did not)."""
+    folder = _folder()
+    if folder is None or not (folder / _CRASHED).exists():
+        return None
+    key = {"case": case, "backend": backend, "dtype": dtype, "method": method, "mode": mode}
+    for record in json.loads((folder / _CRASHED).read_text()):
+        if all(record[k] == v for k, v in key.items()):
+            return record["message"]
+    return None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name of its own
+        return "unnamed"
+
+
+def supervise(argv: list[str]) -> int:
+    """Run ``harness <argv>`` in a child process until it exits, again after each crash
+    inside a framework call (see the module's docstring); its exit status."""
+    with tempfile.TemporaryDirectory(prefix="harness-crashes-") as where:
+        env = {**os.environ, ENV: where}
+        records: list[dict] = []
+        while True:
+            code = subprocess.run([sys.executable, "-m", "harness", *argv], env=env).returncode
+            number = -code
+            if code >= 0 or number in _STOPPED:
+                return code if code >= 0 else 128 + number
+            how = f"signal {number} ({_signal_name(number)})"
+            current = Path(where) / _CURRENT
+            if not current.exists():
+                print(
+                    f"harness evaluate: the process died ({how}) outside any framework call",
+                    file=sys.stderr,
+                )
+                return 128 + number
+            record = json.loads(current.read_text())
+            current.unlink()
+            if any({**r, "message": ""} == {**record, "message": ""} for r in records):
+                print(
+                    f"harness evaluate: the process died ({how}) again at {record}", file=sys.stderr
+                )
+                return 128 + number
+            what = (
+                f"localising in {record['backend']}"
+                if record["method"] == "localise"
+                else f"{record['backend']} {record['method']}, {record['mode']} mode"
+            )
+            record["message"] = f"{how} killed the process: {what}, {record['dtype']}"
+            records.append(record)
+            (Path(where) / _CRASHED).write_text(json.dumps(records))
+            print(
+                f"harness evaluate: {record['case']}: {record['message']}; its rows are "
+                "errors, and a new process computes the rest",
+                file=sys.stderr,
+                flush=True,
+            )
+            if len(records) > MAX_CRASHES:
+                return 128 + number
