@@ -619,8 +619,8 @@ if os.environ.get("HARNESS_CRASH_LEDGER"):  # the evaluating child process only
 
 
 def test_a_framework_that_kills_the_process_is_the_rows_of_what_it_computed(tmp_path):
-    """PyTorch 2.13's torch.compile of forward-mode elu in bfloat16 is a segmentation
-    fault: it ended a job of the full census and every case in it. `harness evaluate` now
+    """PyTorch 2.13's torch.compile of three nested jvp of elu is a segmentation fault
+    (in every dtype): it ended a job of the full census and every case in it. `harness evaluate` now
     works in a child process; when a framework call kills it, that combination's rows are
     `error` rows saying so, and a new process computes the rest, whose values are those
     of a run without the crash. Here a sitecustomize module makes JAX's jit-compiled

@@ -1,8 +1,8 @@
 """A framework that kills the evaluating process, and the combination it was computing.
 
 Some kernels crash their framework's process rather than raise: PyTorch 2.13's
-``torch.compile`` of forward-mode ``elu`` in bfloat16 is a segmentation fault, which ended
-a job of the full census and every case in it. ``harness evaluate`` therefore does its
+``torch.compile`` of three nested ``jvp`` of ``elu`` is a segmentation fault, in every
+dtype, which ended a job of the full census and every case in it. ``harness evaluate`` therefore does its
 work in a child process (:func:`supervise`). Before each framework call the child names
 what it computes (:func:`begin`: case, back end, dtype, method, mode and phase) in a small
 file; when the child dies by a signal, the parent records that combination as crashed and
