@@ -2,10 +2,10 @@
 
 Some kernels crash their framework's process rather than raise: PyTorch 2.13's
 ``torch.compile`` of three nested ``jvp`` of ``elu`` is a segmentation fault, in every
-dtype, which ended a job of the full census and every case in it. ``harness evaluate`` therefore does its
-work in a child process (:func:`supervise`). Before each framework call the child names
-what it computes (:func:`begin`: case, back end, dtype, method, mode and phase) in a small
-file; when the child dies by a signal, the parent records that combination as crashed and
+dtype, which ended a job of the full census and every case in it. ``harness evaluate``
+therefore does its work in a child process (:func:`supervise`). Before each framework
+call the child names what it computes (:func:`begin`, :func:`naming`: case, back end,
+dtype, method, mode and phase) in a small file; when the child dies by a signal, the parent records that combination as crashed and
 starts a new child. The new child computes everything else and writes the crashed
 combination's rows as ``error`` rows saying how the process died (:func:`crashed`); a crash
 while localising skips that case's localisation. Nothing a case finished is lost: each
@@ -22,7 +22,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["ENV", "LOCALISE", "ProcessDied", "begin", "crashed", "supervise"]
+__all__ = [
+    "ENV",
+    "LOCALISE",
+    "ProcessDied",
+    "begin",
+    "crashed",
+    "naming",
+    "signal_name",
+    "supervise",
+]
 
 #: The folder where the child names what it computes and reads what crashed before.
 ENV = "HARNESS_CRASH_LEDGER"
@@ -81,7 +90,19 @@ def crashed(case: str, backend: str, dtype: str, method: str, mode: str) -> str 
     return None
 
 
-def _signal_name(number: int) -> str:
+def naming(case: str, backend: str, dtype: str, method: str, evaluate):
+    """``evaluate(mode, inputs)`` (a bisection's calls at new inputs), naming its
+    combination with :func:`begin` before each call."""
+
+    def call(mode, inputs):
+        begin(case, backend, dtype, method, mode)
+        return evaluate(mode, inputs)
+
+    return call
+
+
+def signal_name(number: int) -> str:
+    """The signal's name (``SIGSEGV``), or ``unnamed`` for a real-time signal."""
     try:
         return signal.Signals(number).name
     except ValueError:  # a real-time signal has no name of its own
@@ -99,7 +120,7 @@ def supervise(argv: list[str]) -> int:
             number = -code
             if code >= 0 or number in _STOPPED:
                 return code if code >= 0 else 128 + number
-            how = f"signal {number} ({_signal_name(number)})"
+            how = f"signal {number} ({signal_name(number)})"
             current = Path(where) / _CURRENT
             if not current.exists():
                 print(

@@ -259,10 +259,13 @@ def evaluate_case(
                     dtype,
                     applicable,
                     list(modes),
-                    lambda mode, new, runners=runners, method=method, dtype=dtype: (
-                        crashes.begin(case.id, fw.name, dtype, method, mode),
-                        runners[mode].evaluate_at(new),
-                    )[1],
+                    crashes.naming(
+                        case.id,
+                        fw.name,
+                        dtype,
+                        method,
+                        lambda mode, new, runners=runners: runners[mode].evaluate_at(new),
+                    ),
                     width,
                 )
                 stats.bisect_seconds += time.perf_counter() - t0

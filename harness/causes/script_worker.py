@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import types
+
+from harness.backends.crashes import signal_name
 
 __all__ = ["ScriptFailed", "ScriptWorker", "run_script"]
 
@@ -67,7 +68,7 @@ class ScriptWorker:
         if not answer:
             code = self.proc.wait()
             self.proc = None
-            how = f"exit {code}" if code >= 0 else f"signal {-code} ({_signal_name(-code)})"
+            how = f"exit {code}" if code >= 0 else f"signal {-code} ({signal_name(-code)})"
             raise ScriptFailed(f"the script's process died: {how}")
         answer = json.loads(answer)
         if "error" in answer:
@@ -79,13 +80,6 @@ class ScriptWorker:
             self.proc.stdin.close()
             self.proc.wait()
             self.proc = None
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:  # a real-time signal has no name of its own
-        return "unnamed"
 
 
 def _serve() -> None:

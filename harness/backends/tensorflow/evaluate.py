@@ -340,10 +340,13 @@ def evaluate_case(
                         dtype,
                         pd.concat(group_frames, ignore_index=True),
                         group,
-                        lambda mode, inputs, runners=runners, method=method, dtype=dtype: (
-                            crashes.begin(case.id, "tensorflow", dtype, method, mode),
-                            runners[mode].evaluate_at(inputs),
-                        )[1],
+                        crashes.naming(
+                            case.id,
+                            "tensorflow",
+                            dtype,
+                            method,
+                            lambda mode, inputs, runners=runners: runners[mode].evaluate_at(inputs),
+                        ),
                         width,
                     )
                     stats.bisect_seconds += time.perf_counter() - t0
