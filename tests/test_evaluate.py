@@ -609,12 +609,16 @@ _CRASHING_KERNEL = """
 import os, signal
 if os.environ.get("HARNESS_CRASH_LEDGER"):  # the evaluating child process only
     import harness.backends.sweep as sweep
-    original = sweep._Runner.run
+    original, original_at = sweep._Runner.run, sweep._Runner.evaluate_at
     def run(self, impl, fn, partials, inputs, stats):
         if (self.method, self.mode) == ("forward", "jit"):
             os.kill(os.getpid(), signal.SIGSEGV)  # a kernel that crashes its framework
         return original(self, impl, fn, partials, inputs, stats)
-    sweep._Runner.run = run
+    def evaluate_at(self, inputs):
+        if (self.method, self.mode) == ("forward", "eager"):
+            os.kill(os.getpid(), signal.SIGSEGV)  # at a bisection's new inputs only
+        return original_at(self, inputs)
+    sweep._Runner.run, sweep._Runner.evaluate_at = run, evaluate_at
 """
 
 
@@ -624,7 +628,9 @@ def test_a_framework_that_kills_the_process_is_the_rows_of_what_it_computed(tmp_
     works in a child process; when a framework call kills it, that combination's rows are
     `error` rows saying so, and a new process computes the rest, whose values are those
     of a run without the crash. Here a sitecustomize module makes JAX's jit-compiled
-    forward mode send the child a real SIGSEGV."""
+    forward mode send the child a real SIGSEGV, and the eager forward mode send one at
+    the bisection's new inputs alone: that combination keeps its rows (the same values)
+    and its edges stay at the sweep's points."""
     import os
     import shutil
 
@@ -653,7 +659,17 @@ def test_a_framework_that_kills_the_process_is_the_rows_of_what_it_computed(tmp_
     for results, crash in (("plain", False), ("crashed", True)):
         out = harness(["evaluate", "softplus.yaml", *sel], results, crash)
     said = "signal 11 (SIGSEGV) killed the process: jax forward, jit mode, float64"
-    assert f"harness evaluate: softplus: {said}" in out.stderr
+    assert f"harness evaluate: softplus: {said}; its rows are errors" in out.stderr
+    bisecting = "jax forward, eager mode, finding its edges, float64"
+    assert f"killed the process: {bisecting}; its edges stay at the sweep's points" in out.stderr
+    edges = {
+        results: pd.read_parquet(tmp_path / results / table.replace("evaluations", "edges"))
+        for results in ("plain", "crashed")
+    }
+    found = {results: set(zip(e["method"], e["mode"])) for results, e in edges.items()}
+    assert ("forward", "eager") in found["plain"]
+    assert ("forward", "eager") not in found["crashed"]
+    assert found["crashed"] == found["plain"] - {("forward", "eager"), ("forward", "jit")}
     plain = pd.read_parquet(tmp_path / "plain" / table)
     crashed = pd.read_parquet(tmp_path / "crashed" / table)
     hit = (crashed["method"] == "forward") & (crashed["mode"] == "jit")

@@ -5,11 +5,14 @@ Some kernels crash their framework's process rather than raise: PyTorch 2.13's
 dtype, which ended a job of the full census and every case in it. ``harness evaluate``
 therefore does its work in a child process (:func:`supervise`). Before each framework
 call the child names what it computes (:func:`begin`, :func:`naming`: case, back end,
-dtype, method, mode and phase) in a small file; when the child dies by a signal, the parent records that combination as crashed and
-starts a new child. The new child computes everything else and writes the crashed
-combination's rows as ``error`` rows saying how the process died (:func:`crashed`); a crash
-while localising skips that case's localisation. Nothing a case finished is lost: each
-case's tables are written, atomically, as it finishes, and are computed again the same.
+dtype, method, mode and phase) in a small file; when the child dies by a signal, the
+parent records that combination as crashed and starts a new child. The new child computes
+everything else and writes the crashed combination's rows as ``error`` rows saying how the
+process died (:func:`crashed`). A crash while finding a combination's exact edges (the
+bisection's calls at new inputs, phase :data:`EDGES`) keeps its rows, computed again, and
+leaves its edges at the sweep's points (:func:`bisected`); a crash while localising skips
+that case's localisation. Nothing a case finished is lost: each case's tables are written,
+atomically, as it finishes, and are computed again the same.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ from pathlib import Path
 
 __all__ = [
     "ENV",
+    "EDGES",
     "LOCALISE",
     "ProcessDied",
     "begin",
+    "bisected",
     "crashed",
     "naming",
     "signal_name",
@@ -41,6 +46,8 @@ _CRASHED = "crashed.json"
 #: The method and mode :func:`begin` names while a case's failing rows are localised
 #: (its dtype: the piece's name).
 LOCALISE = ("localise", "")
+#: The phase :func:`naming` names: a bisection's calls at new inputs (the sweep's is "").
+EDGES = "edges"
 
 #: A crash of the same combination twice, or more crashes than this, ends the command.
 MAX_CRASHES = 20
@@ -60,10 +67,16 @@ def _folder() -> Path | None:
 
 
 def begin(
-    case: str | None, backend: str = "", dtype: str = "", method: str = "", mode: str = ""
+    case: str | None,
+    backend: str = "",
+    dtype: str = "",
+    method: str = "",
+    mode: str = "",
+    phase: str = "",
 ) -> None:
-    """Name the combination the next framework calls compute (``case`` None: none; the
-    phase is ``localise`` where ``method`` is, else the evaluation and its bisection)."""
+    """Name the combination the next framework calls compute (``case`` None: none;
+    ``phase``: "" the sweep, :data:`EDGES` its bisection; localising is the method
+    ``localise``, :data:`LOCALISE`)."""
     folder = _folder()
     if folder is None:
         return
@@ -71,31 +84,46 @@ def begin(
     if case is None:
         path.unlink(missing_ok=True)
         return
-    record = {"case": case, "backend": backend, "dtype": dtype, "method": method, "mode": mode}
+    record = {
+        "case": case,
+        "backend": backend,
+        "dtype": dtype,
+        "method": method,
+        "mode": mode,
+        "phase": phase,
+    }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(record))
     os.replace(tmp, path)
 
 
-def crashed(case: str, backend: str, dtype: str, method: str, mode: str) -> str | None:
-    """How the process died computing this combination in an earlier child (None: it
-    did not)."""
+def crashed(
+    case: str, backend: str, dtype: str, method: str, mode: str, phase: str = ""
+) -> str | None:
+    """How the process died computing this combination, in this phase, in an earlier
+    child (None: it did not)."""
     folder = _folder()
     if folder is None or not (folder / _CRASHED).exists():
         return None
     key = {"case": case, "backend": backend, "dtype": dtype, "method": method, "mode": mode}
     for record in json.loads((folder / _CRASHED).read_text()):
-        if all(record[k] == v for k, v in key.items()):
+        if all(record[k] == v for k, v in key.items()) and record.get("phase", "") == phase:
             return record["message"]
     return None
 
 
+def bisected(case: str, backend: str, dtype: str, method: str, modes) -> list[str]:
+    """The ``modes`` whose edges are found: those whose bisection killed no earlier
+    process (the others' edges stay at the sweep's points)."""
+    return [m for m in modes if crashed(case, backend, dtype, method, m, EDGES) is None]
+
+
 def naming(case: str, backend: str, dtype: str, method: str, evaluate):
     """``evaluate(mode, inputs)`` (a bisection's calls at new inputs), naming its
-    combination with :func:`begin` before each call."""
+    combination, in the phase :data:`EDGES`, with :func:`begin` before each call."""
 
     def call(mode, inputs):
-        begin(case, backend, dtype, method, mode)
+        begin(case, backend, dtype, method, mode, EDGES)
         return evaluate(mode, inputs)
 
     return call
@@ -135,17 +163,20 @@ def supervise(argv: list[str]) -> int:
                     f"harness evaluate: the process died ({how}) again at {record}", file=sys.stderr
                 )
                 return 128 + number
+            edges = record.get("phase") == EDGES
             what = (
                 f"localising in {record['backend']}"
                 if record["method"] == "localise"
                 else f"{record['backend']} {record['method']}, {record['mode']} mode"
+                + (", finding its edges" if edges else "")
             )
             record["message"] = f"{how} killed the process: {what}, {record['dtype']}"
             records.append(record)
             (Path(where) / _CRASHED).write_text(json.dumps(records))
+            kept = "its edges stay at the sweep's points" if edges else "its rows are errors"
             print(
-                f"harness evaluate: {record['case']}: {record['message']}; its rows are "
-                "errors, and a new process computes the rest",
+                f"harness evaluate: {record['case']}: {record['message']}; {kept}, and a "
+                "new process computes the rest",
                 file=sys.stderr,
                 flush=True,
             )

@@ -253,12 +253,15 @@ def evaluate_case(
             if edges is not None and method_frames:
                 t0 = time.perf_counter()
                 applicable = pd.concat(method_frames, ignore_index=True)
-                applicable = applicable[applicable["status"] != "not_applicable"]
+                bisected = crashes.bisected(case.id, fw.name, dtype, method, modes)
+                applicable = applicable[
+                    (applicable["status"] != "not_applicable") & applicable["mode"].isin(bisected)
+                ]
                 edges.after_method(
                     method,
                     dtype,
                     applicable,
-                    list(modes),
+                    bisected,
                     crashes.naming(
                         case.id,
                         fw.name,
