@@ -48,6 +48,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness.backends.padding import padded  # noqa: E402
 from harness.backends.tensorflow.source import METHODS_SOURCE, SourceWriter  # noqa: E402
 from harness.config import load_config  # noqa: E402
 from harness.numerics.stencils import base_step  # noqa: E402
@@ -96,9 +97,11 @@ def release():
     # As the harness does after each group of modes (compiled, then eager): drop the
     # forward-mode JVP helpers TensorFlow traced and its per-op trace counts, so that the
     # helpers do not pile up (ratio's full setting: 15.7 GB without this, 9.9 GB with).
-    forwardprop._jvp_function_cache.clear()
+    # With a batch size (the census's), the helpers serve the next cases: kept.
     forwardprop._TRACE_COUNT.clear()
-    gc.collect()
+    if not KEEP_HELPERS:
+        forwardprop._jvp_function_cache.clear()
+        gc.collect()
 
 
 gc.freeze()  # as the harness does once TensorFlow is imported
@@ -127,7 +130,8 @@ for dtype in DTYPES:
                             got[p] = None
                 for p in partials:
                     if got.get(p) is not None:
-                        out[f"{key}|{''.join(p)}"] = np.asarray(got[p].numpy(), np.float64)
+                        value = np.asarray(got[p].numpy(), np.float64)
+                        out[f"{key}|{''.join(p)}"] = value[: int(points[f"{dtype}.n"])]
         release()
 np.savez(sys.argv[2], **out)
 print(len(out), "arrays")
@@ -135,11 +139,20 @@ print(len(out), "arrays")
 
 
 def bare_script(
-    case_path: str, setting: str, where: Path, selection: Selection | None = None, tag: str = ""
+    case_path: str,
+    setting: str,
+    where: Path,
+    selection: Selection | None = None,
+    tag: str = "",
+    study: dict | None = None,
 ) -> tuple[Path, Path]:
     """Write the bare script and its points for ``case_path`` in ``setting`` (narrowed by
-    ``selection`` as ``harness evaluate --dtypes/--methods/--modes`` narrows it)."""
-    prep = prepare(case_path, load_config(None, {"setting": setting}), selection or Selection())
+    ``selection`` as ``harness evaluate --dtypes/--methods/--modes`` narrows it; ``study``:
+    settings as ``harness evaluate --study`` takes them, its ``batch`` the size every
+    batch is padded to, as :mod:`harness.backends.padding` pads it, the forward-mode
+    helpers then kept from one case to the next as the harness keeps them)."""
+    study = {"setting": setting, **(study or {})}
+    prep = prepare(case_path, load_config(None, study), selection or Selection())
     s = prep.settings
     methods, modes, dtypes = prep.offered("tensorflow")
     names = list(prep.case.input_names)
@@ -161,9 +174,11 @@ def bare_script(
         "import contextlib\nimport gc\nimport itertools\nimport math\nimport sys\n\n"
         "import numpy as np\nimport tensorflow as tf\n"
         "from tensorflow.python.eager import context, forwardprop\n\n"
-        "tf.config.threading.set_intra_op_parallelism_threads(1)\n"
-        "tf.config.threading.set_inter_op_parallelism_threads(1)\n"
+        "with contextlib.suppress(RuntimeError):  # set once in a process of many scripts\n"
+        "    tf.config.threading.set_intra_op_parallelism_threads(1)\n"
+        "    tf.config.threading.set_inter_op_parallelism_threads(1)\n"
         "tf.config.experimental.enable_op_determinism()\n\n"
+        f"KEEP_HELPERS = {bool(s.batch)!r}\n"
         f"NAMES = {names!r}\nDTYPES = {list(dtypes)!r}\n"
         f"MODES = {sorted(modes, key=order.get)!r}\n"
         f"PARTIALS = {by_method!r}\nBASES = {bases!r}\nDTYPE = None\n"
@@ -175,7 +190,12 @@ def bare_script(
     path = where / f"bare_{prep.case.id}_{setting}{tag}.py"
     path.write_text(script)
     npz = where / f"points_{prep.case.id}_{setting}{tag}.npz"
-    arrays = {f"{d}.{n}": prep.points[d][n].to_numpy(np.float64) for d in dtypes for n in names}
+    arrays = {}
+    for d in dtypes:
+        columns = {n: prep.points[d][n].to_numpy(np.float64) for n in names}
+        arrays.update({f"{d}.{n}": v for n, v in padded(columns, s.batch).items()})
+        arrays[f"{d}.n"] = np.array(len(prep.points[d]))
+        arrays[f"{d}.point"] = prep.points[d]["point"].to_numpy(np.int64)
     np.savez(npz, **arrays)
     return path, npz
 
