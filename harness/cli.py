@@ -326,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.results import ResultsError
 
     args = build_parser().parse_args(argv)
-    if args.command == "evaluate" and crashes.ENV not in os.environ:
+    if args.command in crashes.SUPERVISED and crashes.ENV not in os.environ:
         # The work in a child process, again after a framework kills it (the crash is
         # the rows of what it was computing): harness.backends.crashes.
         return crashes.supervise(list(sys.argv[1:] if argv is None else argv))

@@ -685,3 +685,37 @@ def test_a_framework_that_kills_the_process_is_the_rows_of_what_it_computed(tmp_
     pd.testing.assert_frame_equal(
         rest[[*keys, "value", "status"]], again[[*keys, "value", "status"]]
     )
+
+
+def test_a_framework_that_kills_the_process_in_a_run_is_its_rows(tmp_path):
+    """`harness run` (one case end to end) works in a child process as `harness evaluate`
+    does: JAX's jit-compiled forward mode sends the child a real SIGSEGV (the
+    sitecustomize module above); the run ends with exit status 0, its judged table says
+    that combination's rows are errors and how the process died, and the eager rows are
+    judged as without the crash."""
+    import os
+    import shutil
+
+    import pandas as pd
+
+    from .conftest import ROOT
+
+    shutil.copy(ROOT / "cases" / "softplus.yaml", tmp_path)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(_CRASHING_KERNEL)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path / "site")])}
+    argv = [sys.executable, "-m", "harness", "run", "softplus.yaml", "--backends", "jax"]
+    argv += ["--dtypes", "float64", "--methods", "forward", "--modes", "eager,jit"]
+    argv += ["--points", "5", "--no-bisect", "--results", "results"]
+    out = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    said = "signal 11 (SIGSEGV) killed the process: jax forward, jit mode, float64"
+    assert f"harness run: softplus: {said}; its rows are errors" in out.stderr
+    errors = pd.read_parquet(tmp_path / "results" / "softplus" / "errors.parquet")
+    jit = errors[errors["mode"] == "jit"]
+    eager = errors[errors["mode"] == "eager"]
+    assert len(jit) == len(eager) > 0
+    assert (jit["outcome"] == "error").all()
+    assert (jit["message"] == f"ProcessDied: {said}").all()
+    assert (eager["outcome"] == "ok").sum() > len(eager) / 4
+    assert not eager["message"].astype(str).str.startswith("ProcessDied").any()

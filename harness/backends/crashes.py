@@ -3,7 +3,8 @@
 Some kernels crash their framework's process rather than raise: PyTorch 2.13's
 ``torch.compile`` of three nested ``jvp`` of ``elu`` is a segmentation fault, in every
 dtype, which ended a job of the full census and every case in it. ``harness evaluate``
-therefore does its work in a child process (:func:`supervise`). Before each framework
+and ``harness run`` (:data:`SUPERVISED`) therefore do their work in a child process
+(:func:`supervise`). Before each framework
 call the child names what it computes (:func:`begin`, :func:`naming`: case, back end,
 dtype, method, mode and phase) in a small file; when the child dies by a signal, the
 parent records that combination as crashed and starts a new child. The new child computes
@@ -30,6 +31,7 @@ __all__ = [
     "EDGES",
     "LOCALISE",
     "ProcessDied",
+    "SUPERVISED",
     "begin",
     "bisected",
     "crashed",
@@ -37,6 +39,9 @@ __all__ = [
     "signal_name",
     "supervise",
 ]
+
+#: The commands that evaluate in a framework, each in a child process.
+SUPERVISED = ("evaluate", "run")
 
 #: The folder where the child names what it computes and reads what crashed before.
 ENV = "HARNESS_CRASH_LEDGER"
@@ -140,6 +145,7 @@ def signal_name(number: int) -> str:
 def supervise(argv: list[str]) -> int:
     """Run ``harness <argv>`` in a child process until it exits, again after each crash
     inside a framework call (see the module's docstring); its exit status."""
+    command = f"harness {argv[0]}" if argv else "harness"
     with tempfile.TemporaryDirectory(prefix="harness-crashes-") as where:
         env = {**os.environ, ENV: where}
         records: list[dict] = []
@@ -152,16 +158,14 @@ def supervise(argv: list[str]) -> int:
             current = Path(where) / _CURRENT
             if not current.exists():
                 print(
-                    f"harness evaluate: the process died ({how}) outside any framework call",
+                    f"{command}: the process died ({how}) outside any framework call",
                     file=sys.stderr,
                 )
                 return 128 + number
             record = json.loads(current.read_text())
             current.unlink()
             if any({**r, "message": ""} == {**record, "message": ""} for r in records):
-                print(
-                    f"harness evaluate: the process died ({how}) again at {record}", file=sys.stderr
-                )
+                print(f"{command}: the process died ({how}) again at {record}", file=sys.stderr)
                 return 128 + number
             edges = record.get("phase") == EDGES
             what = (
@@ -175,7 +179,7 @@ def supervise(argv: list[str]) -> int:
             (Path(where) / _CRASHED).write_text(json.dumps(records))
             kept = "its edges stay at the sweep's points" if edges else "its rows are errors"
             print(
-                f"harness evaluate: {record['case']}: {record['message']}; {kept}, and a "
+                f"{command}: {record['case']}: {record['message']}; {kept}, and a "
                 "new process computes the rest",
                 file=sys.stderr,
                 flush=True,
