@@ -4,16 +4,16 @@ Some kernels crash their framework's process rather than raise: PyTorch 2.13's
 ``torch.compile`` of three nested ``jvp`` of ``elu`` is a segmentation fault, in every
 dtype, which ended a job of the full census and every case in it. ``harness evaluate``
 and ``harness run`` (:data:`SUPERVISED`) therefore do their work in a child process
-(:func:`supervise`). Before each framework
-call the child names what it computes (:func:`begin`, :func:`naming`: case, back end,
-dtype, method, mode and phase) in a small file; when the child dies by a signal, the
-parent records that combination as crashed and starts a new child. The new child computes
-everything else and writes the crashed combination's rows as ``error`` rows saying how the
-process died (:func:`crashed`). A crash while finding a combination's exact edges (the
-bisection's calls at new inputs, phase :data:`EDGES`) keeps its rows, computed again, and
-leaves its edges at the sweep's points (:func:`bisected`); a crash while localising skips
-that case's localisation. Nothing a case finished is lost: each case's tables are written,
-atomically, as it finishes, and are computed again the same.
+(:func:`supervise`). Before each framework call the child names what it computes
+(:func:`begin`, :func:`naming`: case, back end, dtype, method, mode and phase) in a small
+file; when the child dies by a signal, the parent records that combination as crashed
+and starts a new child. The new child computes everything else and writes the crashed
+combination's rows as ``error`` rows saying how the process died (:func:`crashed`). A
+crash while finding a combination's exact edges (the bisection's calls at new inputs,
+phase :data:`EDGES`) keeps its rows, computed again, and leaves its edges at the sweep's
+points (:func:`bisected`); a crash while localising skips that case's localisation.
+Nothing a case finished is lost: each case's tables are written, atomically, as it
+finishes, and are computed again the same.
 """
 
 from __future__ import annotations
