@@ -21,6 +21,8 @@ from harness.workflow_census import (
     census_batches,
     census_cases,
     census_evaluate_jobs,
+    census_compare_mem_mb,
+    census_reference_mem_mb,
     census_evaluate_mem_mb,
     census_evaluations,
     census_parts,

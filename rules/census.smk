@@ -37,7 +37,7 @@ for batch, members in CENSUS_BATCHES.items():
                 f"logs/census/{batch}/reference.{part}.benchmark.tsv"
             priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, "reference")
             resources:
-                mem_mb=1500,
+                mem_mb=census_reference_mem_mb(config),
             conda:
                 "../environment.yml"
             shell:
@@ -112,7 +112,7 @@ for batch, members in CENSUS_BATCHES.items():
             benchmark:
                 f"logs/census/{batch}/compare.{part}.benchmark.tsv"
             resources:
-                mem_mb=1500,
+                mem_mb=census_compare_mem_mb(config),
             conda:
                 "../environment.yml"
             shell:

@@ -196,3 +196,27 @@ def test_census_evaluation_jobs_declare_at_least_their_measured_peaks():
     bad = {**config, "census": {"full": {"evaluate_mem_mb": 100}}}
     with pytest.raises(ValueError, match=r"census\.full\.evaluate_mem_mb"):
         check_config(bad)
+
+
+def test_census_reference_and_comparison_jobs_declare_their_measured_peaks():
+    """The full census's comparison of ``census_atan2_grid`` (13,615,200 evaluation rows)
+    was killed by the kernel at 17.7 GB beside a TensorFlow job while its rule declared
+    1,500 MB; alone it peaked at 18,791,880 kB. Its reference jobs peaked at 4,250.62 MB,
+    the quick census's at 275.32 MB and its comparisons at 549.34 MB (their Snakemake
+    benchmark files and `time -v`)."""
+    from harness.workflow import check_config
+    from harness.workflow_census import census_compare_mem_mb, census_reference_mem_mb
+
+    config = yaml.safe_load((ROOT / "config" / "study.yaml").read_text())
+    check_config(config)
+    quick, full = ({**config, "setting": s} for s in ("quick", "full"))
+    assert census_reference_mem_mb(quick) >= 276 and census_compare_mem_mb(quick) >= 550
+    assert census_reference_mem_mb(full) >= 4251
+    assert census_compare_mem_mb(full) >= 18_791_880 // 1000 + 1
+    for key in ("reference_mem_mb", "compare_mem_mb"):
+        with pytest.raises(ValueError, match=rf"census\.full\.{key}"):
+            check_config({**config, "census": {"full": {key: 100}}})
+    # The rules declare them.
+    rules = (ROOT / "rules" / "census.smk").read_text()
+    assert "mem_mb=census_reference_mem_mb(config)" in rules
+    assert "mem_mb=census_compare_mem_mb(config)" in rules

@@ -377,6 +377,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
                             "batches": {"type": "integer", "minimum": 1, "maximum": 256},
                             "split": _SPLIT,
                             "evaluate_mem_mb": {"type": "integer", "minimum": 500},
+                            "reference_mem_mb": {"type": "integer", "minimum": 500},
+                            "compare_mem_mb": {"type": "integer", "minimum": 500},
                         }
                     )
                     for s in _SETTINGS
@@ -386,8 +388,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 "batch size its evaluations share (`batch` above), the number of "
                 "batches its cases run in (a process per batch and framework), how a "
                 "batch's evaluation in one framework is cut into jobs (`split`, as above; "
-                "none: one job) and the memory an evaluation job declares "
-                "(`evaluate_mem_mb`, MB).",
+                "none: one job) and the memory its reference, evaluation and comparison "
+                "jobs declare (`reference_mem_mb`, `evaluate_mem_mb`, `compare_mem_mb`, MB).",
             ),
             "tolerances": _obj(
                 {d: _TOLERANCE_ROW for d in DTYPES},
