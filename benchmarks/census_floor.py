@@ -35,7 +35,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from overhead import ROOT, bare_script  # noqa: E402
+from overhead import ROOT, agreement, bare_script  # noqa: E402
 
 from harness.stages.prepared import Selection  # noqa: E402
 from harness.workflow_census import census_block, census_settings  # noqa: E402
@@ -60,32 +60,6 @@ def census_jobs_seconds(logs: Path, dtype: str) -> float | None:
     if not found:
         return None
     return sum(float(list(csv.reader(p.open(), delimiter="\t"))[1][0]) for p in found)
-
-
-def agreement(
-    values: Path, points: Path, results: Path, case_id: str, dtype: str
-) -> tuple[int, int, int]:
-    """(identical, different, not in bare) values against the census's table."""
-    import pandas as pd
-
-    path = results / case_id / "tensorflow" / dtype / "evaluations.parquet"
-    table = pd.read_parquet(path)
-    table = table[table["status"] == "value"]
-    bare = np.load(values)
-    position = {int(p): i for i, p in enumerate(np.load(points)[f"{dtype}.point"])}
-    same = differ = missing = 0
-    keys = ["implementation", "method", "mode", "dtype", "partial"]
-    for (impl, method, mode, dt, partial), rows in table.groupby(keys):
-        key = f"{impl}|{method}|{mode}|{dt}|{partial}"
-        if key not in bare.files:
-            missing += len(rows)
-            continue
-        got = rows["value"].to_numpy(np.float64)
-        want = bare[key][[position[int(p)] for p in rows["point"]]]
-        equal = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
-        same += int(equal.sum())
-        differ += int((~equal).sum())
-    return same, differ, missing
 
 
 def main() -> int:
@@ -149,7 +123,8 @@ def main() -> int:
             for path in cases:
                 values = work / f"{path.stem}_{dtype}.npz"
                 points = work / f"points_{path.stem}_{study['setting']}_{dtype}.npz"
-                total += agreement(values, points, Path(args.results), path.stem, dtype)
+                found = agreement(values, points, Path(args.results), path.stem, dtype)
+                total += [found["identical"], found["different"], found["not_in_bare"]]
         print(
             f"values against the census's tables: {total[0]:,} identical, {total[1]:,} "
             f"different, {total[2]:,} not computed by the bare scripts"

@@ -215,14 +215,15 @@ def timed(argv: list[str], env: dict) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
-def agreement(npz: Path, results: Path, case_id: str) -> dict:
-    """Values of the bare script against the harness's evaluations, bit for bit."""
+def agreement(npz: Path, points: Path, results: Path, case_id: str, piece: str = "*") -> dict:
+    """Values of the bare script (``npz``; ``points``: its inputs, with each dtype's point
+    ids) against the harness's evaluations (of ``piece``'s folder), bit for bit."""
     import pandas as pd
 
     bare = np.load(npz)
-    table = pd.concat(
-        pd.read_parquet(p) for p in (results / case_id / "tensorflow").glob("*/evaluations.parquet")
-    )
+    inputs = np.load(points)
+    folder = results / case_id / "tensorflow"
+    table = pd.concat(pd.read_parquet(p) for p in folder.glob(f"{piece}/evaluations.parquet"))
     table = table[table.status == "value"]
     same = differ = missing = 0
     for (impl, method, mode, dtype, partial), rows in table.groupby(
@@ -232,8 +233,9 @@ def agreement(npz: Path, results: Path, case_id: str) -> dict:
         if key not in bare.files:
             missing += len(rows)
             continue
-        got = rows.sort_values("point").value.to_numpy(np.float64)
-        want = bare[key]
+        got = rows.value.to_numpy(np.float64)
+        position = {int(p): i for i, p in enumerate(inputs[f"{dtype}.point"])}
+        want = bare[key][[position[int(p)] for p in rows.point]]
         equal = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
         same += int(equal.sum())
         differ += int((~equal).sum())
@@ -374,7 +376,9 @@ def main() -> int:
                 "median_s": {k: round(v, 1) for k, v in med.items()},
                 "ratio_to_bare": {k: round(v / med["bare"], 2) for k, v in med.items()},
                 "peak_mb": {k: round(max(m for _, m in v)) for k, v in times.items()},
-                "values": agreement(values, res["eval"], case_id) if "evaluate" in times else {},
+                "values": agreement(values, npz, res["eval"], case_id)
+                if "evaluate" in times
+                else {},
                 "run_parts": run_parts(res["run"], case_id) if "run" in times else {},
                 "reference": reference_rate(case_path, setting),
             }

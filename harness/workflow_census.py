@@ -31,10 +31,8 @@ __all__ = [
     "census_cases",
     "census_config",
     "census_evaluate_jobs",
-    "census_compare_mem_mb",
-    "census_reference_mem_mb",
-    "census_evaluate_mem_mb",
     "census_evaluations",
+    "census_mem_mb",
     "census_parts",
     "census_priority",
     "census_settings",
@@ -104,23 +102,15 @@ def census_batches(
     return {f"b{i + 1}": sorted(g) for i, g in enumerate(groups) if g}
 
 
-def census_evaluate_mem_mb(config: dict[str, Any]) -> int:
-    """The memory (MB) a census evaluation job declares: the block's ``evaluate_mem_mb``
-    (8,000 where it says none)."""
-    return int(census_block(config).get("evaluate_mem_mb", 8000))
+#: What a census job declares where its block says nothing (``<stage>_mem_mb``).
+_MEM_MB = {"reference": 1500, "evaluate": 8000, "compare": 1500}
 
 
-def census_reference_mem_mb(config: dict[str, Any]) -> int:
-    """The memory (MB) a census reference job declares: the block's ``reference_mem_mb``
-    (1,500 where it says none)."""
-    return int(census_block(config).get("reference_mem_mb", 1500))
-
-
-def census_compare_mem_mb(config: dict[str, Any]) -> int:
-    """The memory (MB) a census comparison job declares: the block's ``compare_mem_mb``
-    (1,500 where it says none). One number per setting, the largest case's: a grid case
-    of the full census holds every framework's rows of its four dtypes at once."""
-    return int(census_block(config).get("compare_mem_mb", 1500))
+def census_mem_mb(config: dict[str, Any], stage: str) -> int:
+    """The memory (MB) a census ``stage`` job (reference, evaluate, compare) declares: the
+    block's ``<stage>_mem_mb``. One number per setting, the largest job's: a full grid
+    case's comparison holds every framework's rows of its four dtypes at once."""
+    return int(census_block(config).get(f"{stage}_mem_mb", _MEM_MB[stage]))
 
 
 def census_parts(cases: list[str], count: int) -> dict[int, list[str]]:

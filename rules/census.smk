@@ -37,7 +37,7 @@ for batch, members in CENSUS_BATCHES.items():
                 f"logs/census/{batch}/reference.{part}.benchmark.tsv"
             priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, "reference")
             resources:
-                mem_mb=census_reference_mem_mb(config),
+                mem_mb=census_mem_mb(config, "reference"),
             conda:
                 "../environment.yml"
             shell:
@@ -76,7 +76,7 @@ for batch, members in CENSUS_BATCHES.items():
                 # The evaluating process grows with the kernels it has traced (the census
                 # block's evaluate_mem_mb: config/study.yaml).
                 resources:
-                    mem_mb=census_evaluate_mem_mb(config),
+                    mem_mb=census_mem_mb(config, "evaluate"),
                 conda:
                     "../environment.yml"
                 shell:
@@ -112,7 +112,7 @@ for batch, members in CENSUS_BATCHES.items():
             benchmark:
                 f"logs/census/{batch}/compare.{part}.benchmark.tsv"
             resources:
-                mem_mb=census_compare_mem_mb(config),
+                mem_mb=census_mem_mb(config, "compare"),
             conda:
                 "../environment.yml"
             shell:

@@ -187,12 +187,12 @@ def test_census_evaluation_jobs_declare_at_least_their_measured_peaks():
     peaked at 7,108.52 MB in the quick setting and 9,090.75 MB in the full one
     (benchmarks/README.md, their Snakemake benchmark files)."""
     from harness.workflow import check_config
-    from harness.workflow_census import census_evaluate_mem_mb
+    from harness.workflow_census import census_mem_mb
 
     config = yaml.safe_load((ROOT / "config" / "study.yaml").read_text())
     check_config(config)
-    assert census_evaluate_mem_mb({**config, "setting": "quick"}) >= 7109
-    assert census_evaluate_mem_mb({**config, "setting": "full"}) >= 9091
+    assert census_mem_mb({**config, "setting": "quick"}, "evaluate") >= 7109
+    assert census_mem_mb({**config, "setting": "full"}, "evaluate") >= 9091
     bad = {**config, "census": {"full": {"evaluate_mem_mb": 100}}}
     with pytest.raises(ValueError, match=r"census\.full\.evaluate_mem_mb"):
         check_config(bad)
@@ -205,18 +205,18 @@ def test_census_reference_and_comparison_jobs_declare_their_measured_peaks():
     the quick census's at 275.32 MB and its comparisons at 549.34 MB (their Snakemake
     benchmark files and `time -v`)."""
     from harness.workflow import check_config
-    from harness.workflow_census import census_compare_mem_mb, census_reference_mem_mb
+    from harness.workflow_census import census_mem_mb
 
     config = yaml.safe_load((ROOT / "config" / "study.yaml").read_text())
     check_config(config)
     quick, full = ({**config, "setting": s} for s in ("quick", "full"))
-    assert census_reference_mem_mb(quick) >= 276 and census_compare_mem_mb(quick) >= 550
-    assert census_reference_mem_mb(full) >= 4251
-    assert census_compare_mem_mb(full) >= 18_791_880 // 1000 + 1
+    assert census_mem_mb(quick, "reference") >= 276 and census_mem_mb(quick, "compare") >= 550
+    assert census_mem_mb(full, "reference") >= 4251
+    assert census_mem_mb(full, "compare") >= 18_791_880 // 1000 + 1
     for key in ("reference_mem_mb", "compare_mem_mb"):
         with pytest.raises(ValueError, match=rf"census\.full\.{key}"):
             check_config({**config, "census": {"full": {key: 100}}})
     # The rules declare them.
     rules = (ROOT / "rules" / "census.smk").read_text()
-    assert "mem_mb=census_reference_mem_mb(config)" in rules
-    assert "mem_mb=census_compare_mem_mb(config)" in rules
+    assert 'mem_mb=census_mem_mb(config, "reference")' in rules
+    assert 'mem_mb=census_mem_mb(config, "compare")' in rules

@@ -253,15 +253,12 @@ def evaluate_case(
             if edges is not None and method_frames:
                 t0 = time.perf_counter()
                 applicable = pd.concat(method_frames, ignore_index=True)
-                bisected = crashes.bisected(case.id, fw.name, dtype, method, modes)
-                applicable = applicable[
-                    (applicable["status"] != "not_applicable") & applicable["mode"].isin(bisected)
-                ]
+                applicable = applicable[applicable["status"] != "not_applicable"]
                 edges.after_method(
                     method,
                     dtype,
                     applicable,
-                    bisected,
+                    crashes.bisected(case.id, fw.name, dtype, method, modes),
                     crashes.naming(
                         case.id,
                         fw.name,

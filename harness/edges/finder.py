@@ -113,8 +113,10 @@ class EdgeFinder:
         evaluate: Evaluator,
         batch: int,
     ) -> None:
-        """Judge the sweep rows of one (method, dtype) and bisect their edges."""
+        """Judge the sweep rows of one (method, dtype) in ``modes`` and bisect their edges
+        (a mode left out keeps its edges at the sweep's points)."""
         bisector = self._bisector(dtype)
+        rows = rows[rows["mode"].isin(modes)]
         if bisector is None or rows.empty:
             return
         from harness.judge.compare import join_reference, judge_frame

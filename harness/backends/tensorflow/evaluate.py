@@ -335,13 +335,11 @@ def evaluate_case(
                 frames += group_frames
                 if edges is not None:
                     t0 = time.perf_counter()
-                    bisected = crashes.bisected(case.id, "tensorflow", dtype, method, group)
-                    rows = pd.concat(group_frames, ignore_index=True)
                     edges.after_method(
                         method,
                         dtype,
-                        rows[rows["mode"].isin(bisected)],
-                        bisected,
+                        pd.concat(group_frames, ignore_index=True),
+                        crashes.bisected(case.id, "tensorflow", dtype, method, group),
                         crashes.naming(
                             case.id,
                             "tensorflow",
