@@ -195,11 +195,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if prep is None:
         return EXIT_INVALID
     try:
-        errors = compare_stage(prep, args.results)
+        compare_stage(prep, args.results, keep=False)
     except (FileNotFoundError, ValueError) as exc:
         print(f"harness compare: {exc}", file=sys.stderr)
         return 1
-    print_summary(prep, errors, args.results, args.table)
+    print_summary(prep, args.results, args.table)
     return 0
 
 
@@ -209,8 +209,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     prep = prepare_case(args)
     if prep is None:
         return EXIT_INVALID
-    errors = run_stages(prep, args.results, not args.no_cache, Progress(), not args.no_bisect)
-    print_summary(prep, errors, args.results, args.table)
+    run_stages(prep, args.results, not args.no_cache, Progress(), not args.no_bisect)
+    print_summary(prep, args.results, args.table)
     return 0
 
 

@@ -37,17 +37,21 @@ class Progress:
             print(f"{stage}: {done}/{total} {what}", file=self.stream, flush=True)
 
 
-def print_summary(prep, errors, results: str | Path, table: bool = False) -> None:
+def print_summary(prep, results: str | Path, table: bool = False) -> None:
     """The case's findings (unexpected first), a count of its values by outcome, and with
-    ``table`` every combination's counts and worst point."""
-    from harness.judge.case_tables import case_findings, summarise_case
+    ``table`` every combination's counts and worst point (from the tables the compare
+    stage wrote beside ``errors.parquet``)."""
+    import pandas as pd
+
+    from harness.judge.case_tables import case_findings, case_summary
+    from harness.judge.compare import OUTCOMES
     from harness.judge.findings_text import statements
     from harness.judge.summary import format_summary
 
-    if table:
-        summary = summarise_case(errors, list(prep.case.input_names), domains=False)
-        print(format_summary(summary) + "\n")
     path = Path(results) / prep.case.id / "errors.parquet"
+    summary = case_summary(path)
+    if table:
+        print(format_summary(summary) + "\n")
     stated = statements(case_findings(path), texts=20)
     if stated.empty:
         print(f"{prep.case.id}: no findings: every judged value is ok.")
@@ -61,11 +65,13 @@ def print_summary(prep, errors, results: str | Path, table: bool = False) -> Non
             print(f"{rank:3}. {text}")
         if len(stated) > 20:
             print(f"     ... and {len(stated) - 20} more in {path.with_name('findings.parquet')}")
-    counts = errors["outcome"].value_counts()
+    counts = pd.Series({o: int(summary[o].sum()) for o in OUTCOMES}).sort_values(
+        ascending=False, kind="stable"
+    )
     total = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
-    broken = int((errors["expected"] == "broken").sum())
+    broken = int(summary["expected_broken"].sum())
     print(
-        f"\n{prep.case.id}: {len(errors)} values: {total}"
+        f"\n{prep.case.id}: {int(summary['points'].sum())} values: {total}"
         + (f"; {broken} broke an expectation" if broken else "")
         + ("" if table else " (--table: every combination)")
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ __all__ = [
     "read_table",
     "write_csv",
     "write_table",
+    "write_tables",
 ]
 
 _KEY = b"harness"
@@ -74,6 +76,36 @@ def write_table(frame: pd.DataFrame, path: str | Path, metadata: dict[str, Any])
     blob = json.dumps(metadata, sort_keys=True, default=str).encode()
     table = table.replace_schema_metadata({**existing, _KEY: blob})
     _atomic(Path(path), lambda tmp: pq.write_table(table, tmp))
+
+
+def write_tables(frames: Iterable[pd.DataFrame], path: str | Path, metadata: dict[str, Any]) -> int:
+    """Write ``frames``, one after another, as one Parquet table at ``path`` (the first
+    frame's columns and types; each frame is written when it comes, so a table larger
+    than memory never is whole in it), atomically, with ``metadata`` embedded. Returns
+    the rows written; raises ``ValueError`` when there is no frame."""
+    blob = json.dumps(metadata, sort_keys=True, default=str).encode()
+    rows = 0
+
+    def write(tmp: str) -> None:
+        nonlocal rows
+        writer, schema = None, None
+        try:
+            for frame in frames:
+                table = pa.Table.from_pandas(frame, preserve_index=False)
+                if writer is None:
+                    existing = table.schema.metadata or {}
+                    schema = table.schema.with_metadata({**existing, _KEY: blob})
+                    writer = pq.ParquetWriter(tmp, schema)
+                writer.write_table(table.cast(schema))
+                rows += len(frame)
+        finally:
+            if writer is not None:
+                writer.close()
+        if writer is None:
+            raise ValueError(f"{path}: no table to write")
+
+    _atomic(Path(path), write)
+    return rows
 
 
 def write_csv(frame: pd.DataFrame, path: str | Path, metadata: dict[str, Any]) -> Path:

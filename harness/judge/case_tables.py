@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from harness.cases.points import segment_index
+from harness.judge.axes import Axes
 from harness.judge.compare import OUTCOMES
 from harness.judge.findings import RUN_COLUMNS, edge_lookup, stable_intervals
 from harness.judge.summary import KEYS, NOT_FAILURES, worst_of, worst_point
@@ -42,7 +43,7 @@ __all__ = [
     "file_digest",
     "stable_domain",
     "summarise_case",
-    "write_case_summary",
+    "write_summary",
 ]
 
 
@@ -94,19 +95,6 @@ def domain_text(domain: dict[str, list]) -> str:
     return " | ".join(parts)
 
 
-def _free_inputs(errors: pd.DataFrame, inputs: Sequence[str]) -> list[str]:
-    """Inputs that vary independently: drop an input identical to an earlier one (a tie)
-    and inputs with a single value."""
-    free: list[str] = []
-    for name in inputs:
-        col = errors[name].to_numpy()
-        if any(np.array_equal(col, errors[f].to_numpy(), equal_nan=True) for f in free):
-            continue
-        if errors[name].nunique() > 1:
-            free.append(name)
-    return free or list(inputs[:1])
-
-
 def summarise_case(
     errors: pd.DataFrame,
     inputs: Sequence[str],
@@ -114,12 +102,15 @@ def summarise_case(
     segments: dict | None = None,
     edges: pd.DataFrame | None = None,
     memo: dict | None = None,
+    axes: Axes | None = None,
 ) -> pd.DataFrame:
-    """Summary rows of one case's errors table (``domains=False``: skip the stable
-    domains, the slow part, for a terminal summary; ``segments``: the intervals each
-    input was sampled from, which a stable domain never bridges; ``memo``: the runs
-    :func:`harness.judge.findings.find` found in the same table, see there)."""
-    free = _free_inputs(errors, inputs)
+    """Summary rows of one case's errors table, or of a part of it (``domains=False``:
+    skip the stable domains, the slow part, for a terminal summary; ``segments``: the
+    intervals each input was sampled from, which a stable domain never bridges; ``memo``:
+    the runs :func:`harness.judge.findings.found` found in the same table, see there;
+    ``axes``: the inputs as the whole table has them, :class:`harness.judge.axes.Axes`).
+    The rows are in the order of :data:`harness.judge.summary.KEYS`."""
+    free = (axes or Axes.of(errors, inputs)).independent()
     lookup = edge_lookup(edges)
     rows = []
     # Only the columns a summary row reads (taking a group's rows costs per column).
@@ -184,18 +175,13 @@ def file_digest(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def write_case_summary(
-    errors: pd.DataFrame, errors_path: str | Path, inputs, meta: dict, edges=None, memo=None
-) -> Path:
+def write_summary(summary: pd.DataFrame, errors_path: str | Path, meta: dict) -> Path:
     """``summary.parquet`` beside a case's errors table (the compare stage writes it, so
     collect and the case's page read it instead of summarising again), tagged with the
     errors file's digest so a stale one is never used."""
     from harness.results import write_table
 
     out = Path(errors_path).with_name("summary.parquet")
-    summary = summarise_case(
-        errors, list(inputs), segments=meta.get("segments"), edges=edges, memo=memo
-    )
     write_table(summary, out, {**meta, "errors_sha256": file_digest(errors_path)})
     return out
 

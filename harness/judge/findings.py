@@ -33,7 +33,8 @@ import pandas as pd
 from harness.cases.model import label_partial
 from harness.cases.points import segment_index
 from harness.cases.schema import DEFAULT_BACKEND
-from harness.judge.findings_text import derivative_name, finding_text, rank, severity
+from harness.judge.axes import Axes
+from harness.judge.findings_text import derivative_name, finding_text, numbered, severity
 from harness.judge.reproduce import reproduce
 from harness.judge.runs import runs
 from harness.judge.summary import worst_of
@@ -43,6 +44,7 @@ __all__ = [
     "RUN_COLUMNS",
     "edge_lookup",
     "find",
+    "found",
     "stable_intervals",
 ]
 
@@ -168,13 +170,29 @@ def find(
     """The findings of one case's errors table (and its edges from the evaluation); with
     the ``case``, each gets its reproduction (:func:`harness.judge.reproduce.reproduce`).
     ``memo``: shared with :func:`stable_intervals` over the same table and edges."""
+    return numbered(found(errors, edges, inputs, segments, case, memo))
+
+
+def found(
+    errors: pd.DataFrame,
+    edges: pd.DataFrame | None,
+    inputs: Sequence[str],
+    segments: dict | None = None,
+    case=None,
+    memo: dict | None = None,
+    axes: Axes | None = None,
+) -> pd.DataFrame:
+    """The findings of a part of a case's errors table, not yet ranked: :func:`numbered`
+    ranks the findings of every part together (``axes``: the case's inputs as the whole
+    table has them, :class:`harness.judge.axes.Axes`; by default, as this part has
+    them). Their ``seen`` column orders them as one table's would be."""
     if errors.empty:
-        return pd.DataFrame(columns=FINDING_COLUMNS)
+        return pd.DataFrame(columns=[*FINDING_COLUMNS, "probe", "snippet", "seen"])
     case_id = str(errors["case"].iloc[0])
     inputs = list(inputs)
-    free = [n for n in inputs if errors[n].nunique() > 1]
-    tied = [n for n in free[1:] if np.array_equal(errors[n], errors[free[0]])] if free else []
-    one_axis = bool(free) and len(tied) == len(free) - 1
+    axes = axes or Axes.of(errors, inputs)
+    free = axes.free()
+    one_axis = axes.one_axis()
     lookup = edge_lookup(edges)
     if "backend" not in errors:
         errors = errors.assign(backend=DEFAULT_BACKEND)
@@ -187,19 +205,24 @@ def find(
     cols["outcome"] = np.asarray(cols["outcome"], dtype=object).astype(str)
     cols["bits"] = cols["bits"].astype(np.float64)
     merged: dict[tuple, dict] = {}
+    seen: dict[tuple, tuple] = {}  # where each statement first appears, as a table's order
     for key, group in narrow.groupby(keys, sort=True, observed=True):
         backend, impl, method, mode, dtype, label = key
         if one_axis:
             axis = free[0]
             pieces = (segments or {}).get(axis)
-            found = _intervals(group, axis, pieces, lookup, key, memo)
+            runs_here = _intervals(group, axis, pieces, lookup, key, memo)
         else:
             axis = ""
-            found = _grid_sets(group, free or inputs[:1])
-        for run, lo, hi, lo_x, hi_x, lo_out, hi_out, lo_open, hi_open, rows in found:
+            runs_here = _grid_sets(group, free or inputs[:1])
+        for k, (run, lo, hi, lo_x, hi_x, lo_out, hi_out, lo_open, hi_open, rows) in enumerate(
+            runs_here
+        ):
             if run.outcome in ("ok", "not_applicable"):
                 continue
-            merged.setdefault((backend, impl, label, dtype, run.outcome), []).append(
+            ident = (backend, impl, label, dtype, run.outcome)
+            seen.setdefault(ident, (*(str(v) for v in key), k))
+            merged.setdefault(ident, []).append(
                 {
                     "axis": axis,
                     "run": run,
@@ -209,24 +232,14 @@ def find(
                     "rows": rows,
                 }
             )
-    records = []
+    records, order = [], []
     for ident, pieces in merged.items():
-        for group in _overlapping(pieces):
+        for k, group in enumerate(_overlapping(pieces)):
             records.append(_record(case_id, ident, group, inputs, cols))
+            order.append((*seen[ident], k))
     out = pd.DataFrame(records, columns=FINDING_COLUMNS)
-    if out.empty:
-        return out
-    out = out.iloc[rank(out)]
-    out = out.reset_index(drop=True)
-    out["id"] = [f"f{i + 1}" for i in range(len(out))]
     out["probe"], out["snippet"] = reproduce(out, errors, inputs, case)
-    # Implementations that share a statement exactly (the same derivative, dtype,
-    # outcome, interval, methods and modes: often the same expression behind two custom
-    # gradients) form one group, reported as one line.
-    same = ["backend", "derivative", "dtype", "outcome", "variants", "expected"]
-    out["group"] = out.groupby(same, sort=False).ngroup()
-    first = out.groupby("group")["id"].transform("first")
-    out["group"] = first
+    out["seen"] = order
     return out
 
 

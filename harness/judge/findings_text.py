@@ -19,6 +19,7 @@ __all__ = [
     "finding_text",
     "format_value",
     "interval_text",
+    "numbered",
     "rank",
     "severity",
     "statements",
@@ -151,6 +152,27 @@ def rank(findings: pd.DataFrame) -> np.ndarray:
         }
     ).reset_index(drop=True)
     return keys.sort_values(list(keys.columns), ascending=False, kind="stable").index.to_numpy()
+
+
+def numbered(findings: pd.DataFrame) -> pd.DataFrame:
+    """Findings of one case (:func:`harness.judge.findings.found`, its parts concatenated)
+    in rank order (:func:`rank`), each with its ``id`` (``f1``, ``f2``, ...) before its
+    ``probe`` and its ``group`` after its ``snippet``."""
+    seen = findings.pop("seen") if "seen" in findings else None
+    if findings.empty:
+        return findings.drop(columns=["probe", "snippet"], errors="ignore")
+    if seen is not None:  # in the order one table's groups would have found them
+        findings = findings.iloc[sorted(range(len(seen)), key=seen.tolist().__getitem__)]
+        findings = findings.reset_index(drop=True)
+    out = findings.iloc[rank(findings)].reset_index(drop=True)
+    out.insert(out.columns.get_loc("probe"), "id", [f"f{i + 1}" for i in range(len(out))])
+    # Implementations that share a statement exactly (the same derivative, dtype,
+    # outcome, interval, methods and modes: often the same expression behind two custom
+    # gradients) form one group, reported as one line.
+    same = ["backend", "derivative", "dtype", "outcome", "variants", "expected"]
+    first = out.groupby(same, sort=False)["id"].transform("first")
+    out.insert(out.columns.get_loc("snippet") + 1, "group", first)
+    return out
 
 
 def statements(findings: pd.DataFrame, texts: int | None = None) -> pd.DataFrame:
