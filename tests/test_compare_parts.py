@@ -4,6 +4,7 @@ and order too) and summary."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import numpy as np
@@ -150,6 +151,21 @@ def test_a_case_judged_a_dtype_at_a_time_is_stated_as_one_table(two_dtypes, tmp_
     findings = classify(findings)
     assert len(findings) >= 2 and set(findings["dtype"]) == {"float32", "float64"}
     pd.testing.assert_frame_equal(case_findings(path), findings)
+    # Each finding's scale: the largest finite |rounded truth| of its worst point's lower
+    # orders, in its back end, implementation and dtype (NaN for a value).
+    table = read_table(path)
+    for f in findings.itertuples():
+        x = json.loads(f.worst_inputs)["x"]
+        lower = table[
+            (table.backend == f.backend)
+            & (table.implementation == f.implementation)
+            & (table.dtype == f.dtype)
+            & (table.x == x)
+            & (table.order < f.order)
+        ]["reference_rounded"].abs()
+        lower = lower[np.isfinite(lower)]
+        want = lower.max() if f.order > 0 and len(lower) else np.nan
+        assert f.scale == want or (np.isnan(f.scale) and np.isnan(want)), f
     summary = summarise_case(whole, names, segments=prep.segments, edges=edges, memo=memo)
     pd.testing.assert_frame_equal(case_summary(path), summary)
     pd.testing.assert_frame_equal(errors, read_table(path))

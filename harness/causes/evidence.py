@@ -86,8 +86,7 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
     by_impl = errors.groupby(["backend", "partial", "dtype"], observed=True, sort=False).indices
     by_backend = errors.groupby(["implementation", "partial", "dtype"], observed=True, sort=False)
     by_backend = by_backend.indices
-    by_point = errors.groupby(["backend", "implementation", "dtype"], observed=True, sort=False)
-    by_point = by_point.indices
+    by_point = _ByPoint(errors)
     col = {
         c: errors[c].to_numpy()
         for c in ("backend", "implementation", "method", "mode", "point", "message", *names)
@@ -131,7 +130,7 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
         rec["rules"] = _rules(case, impl, f, checked)
         point = _worst_point(f, at, col, names)
         rec.update(_localisation(f, rows, col, located, point))
-        mine = by_point.get((f.backend, f.implementation, f.dtype), np.array([], dtype=np.intp))
+        mine = by_point.rows((f.backend, f.implementation, f.dtype), point)
         rec["scale"] = _scale(f, mine, col, point)
         # Every distinct exception the finding's rows raised (a mode can raise another),
         # one per line, in the rows' order.
@@ -284,13 +283,35 @@ def _worst_point(f, at: np.ndarray, col: dict, names) -> int | None:
     return int(col["point"][at[here]][0]) if here.any() else None
 
 
+class _ByPoint:
+    """The rows of each (back end, implementation, dtype) at one point, found by a sort
+    of that combination's point ids done once (not by comparing all its rows each time)."""
+
+    def __init__(self, errors: pd.DataFrame):
+        keys = ["backend", "implementation", "dtype"]
+        self._groups = errors.groupby(keys, observed=True, sort=False).indices
+        self._point = errors["point"].to_numpy(np.int64)
+        self._sorted: dict = {}
+
+    def rows(self, key: tuple, point: int | None) -> np.ndarray:
+        """The rows of combination ``key`` at ``point`` (none for no point)."""
+        if point is None or key not in self._groups:
+            return np.array([], dtype=np.intp)
+        if key not in self._sorted:
+            rows = self._groups[key]
+            rows = rows[np.argsort(self._point[rows], kind="stable")]
+            self._sorted[key] = (rows, self._point[rows])
+        rows, points = self._sorted[key]
+        return rows[np.searchsorted(points, point) : np.searchsorted(points, point, "right")]
+
+
 def _scale(f, rows: np.ndarray, col: dict, point: int | None) -> float:
     """The largest finite |rounded truth| among the worst point's partials of lower
-    order than the finding's (``rows``: the implementation's rows in its back end and
-    dtype; NaN for a value, order 0, or no point)."""
+    order than the finding's (``rows``: the implementation's rows at that point in its
+    back end and dtype; NaN for a value, order 0, or no point)."""
     if point is None or f.order == 0 or not len(rows):
         return float("nan")
-    mine = rows[(col["point"][rows] == point) & (col["order"][rows] < f.order)]
+    mine = rows[col["order"][rows] < f.order]
     lower = np.abs(col["reference_rounded"][mine])
     lower = lower[np.isfinite(lower)]
     return float(lower.max()) if len(lower) else float("nan")
