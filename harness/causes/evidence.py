@@ -92,7 +92,7 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
         for c in ("backend", "implementation", "method", "mode", "point", "message", *names)
     }
     col["outcome"] = np.asarray(errors["outcome"].to_numpy(), dtype=object).astype(str)
-    among = {c: _Among(col[c]) for c in ("method", "mode", "outcome")}
+    among = {c: _Among(col[c]) for c in ("backend", "implementation", "method", "mode", "outcome")}
     col["among"] = among
     col["reference_rounded"] = errors["reference_rounded"].to_numpy(np.float64)
     col["order"] = errors["order"].to_numpy(np.int64)
@@ -104,27 +104,27 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
         key = (f.backend, f.implementation, f.partial, f.dtype)
         at = groups.get(key, np.array([], dtype=np.intp))
         rows = _failing_rows(f, at, col)
-        points = set(col["point"][rows].tolist())
+        points = np.unique(col["point"][rows])
         methods, modes = f.methods.split(", "), f.modes.split(", ")
         rec = {}
         other = at[among["method"](at, methods) & ~among["mode"](at, modes)]
-        rec["modes_ok"] = _shares(other, col["mode"], points, col)
+        rec["modes_ok"] = _shares(other, among["mode"], points, col)
         other = at[
             ~among["method"](at, methods)
             & among["method"](at, EXACT_METHODS)
             & among["mode"](at, modes)
         ]
-        rec["methods_ok"] = _shares(other, col["method"], points, col)
+        rec["methods_ok"] = _shares(other, among["method"], points, col)
         near = by_backend.get((f.implementation, f.partial, f.dtype), np.array([], dtype=np.intp))
-        near = near[(col["backend"][near] != f.backend) & among["method"](near, methods)]
-        rec["backends_ok"] = _shares(near, col["backend"], points, col)
+        near = near[~among["backend"](near, (f.backend,)) & among["method"](near, methods)]
+        rec["backends_ok"] = _shares(near, among["backend"], points, col)
         alike = by_impl.get((f.backend, f.partial, f.dtype), np.array([], dtype=np.intp))
         alike = alike[
-            (col["implementation"][alike] != f.implementation)
+            ~among["implementation"](alike, (f.implementation,))
             & among["method"](alike, methods)
             & among["mode"](alike, modes)
         ]
-        shares = json.loads(_shares(alike, col["implementation"], points, col))
+        shares = json.loads(_shares(alike, among["implementation"], points, col))
         rec["fixes"] = json.dumps(sorted(k for k, v in shares.items() if v >= 0.9))
         impl = impls.get(f.implementation)
         rec["rules"] = _rules(case, impl, f, checked)
@@ -177,17 +177,19 @@ def _failing_rows(f, at: np.ndarray, col: dict) -> np.ndarray:
     return at[keep]
 
 
-def _shares(rows: np.ndarray, by: np.ndarray, points: set, col: dict) -> str:
-    """Per value of ``by``: the share of its judged rows at ``points`` that are ok."""
-    if not len(rows) or not points:
+def _shares(rows: np.ndarray, by: _Among, points: np.ndarray, col: dict) -> str:
+    """Per value of the column ``by``: the share of its judged rows at ``points`` (point
+    ids) that are ok."""
+    if not len(rows) or not len(points):
         return "{}"
-    rows = rows[np.isin(col["point"][rows], list(points))]
-    outcome = col["outcome"][rows]
+    rows = rows[np.isin(col["point"][rows], points)]
+    ok = col["among"]["outcome"](rows, ("ok",))
     judged = ~col["among"]["outcome"](rows, _JUDGED_OUT)
+    codes = by.codes[rows]
     out = {}
-    for name in sorted(set(by[rows[judged]].tolist())):
-        mine = judged & (by[rows] == name)
-        out[str(name)] = round(float(np.mean(outcome[mine] == "ok")), 4)
+    for code in np.unique(codes[judged & (codes >= 0)]):
+        mine = judged & (codes == code)
+        out[str(by.uniques[code])] = round(float(np.mean(ok[mine])), 4)
     return json.dumps(out, sort_keys=True)
 
 
