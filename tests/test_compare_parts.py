@@ -166,6 +166,7 @@ def test_a_case_judged_a_dtype_at_a_time_is_stated_as_one_table(two_dtypes, tmp_
         lower = lower[np.isfinite(lower)]
         want = lower.max() if f.order > 0 and len(lower) else np.nan
         assert f.scale == want or (np.isnan(f.scale) and np.isnan(want)), f
+    assert np.isfinite(findings["scale"].astype(float)).any()  # some scale to check
     summary = summarise_case(whole, names, segments=prep.segments, edges=edges, memo=memo)
     pd.testing.assert_frame_equal(case_summary(path), summary)
     pd.testing.assert_frame_equal(errors, read_table(path))

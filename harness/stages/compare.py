@@ -132,6 +132,7 @@ def _state(prep: Prepared, results, path: Path, meta: dict, axes) -> None:
     localised = pd.concat(localised, ignore_index=True) if localised else None
     names = list(prep.case.input_names)
     case = prep.case if prep.case.kind == "expression" else None  # rules to check exactly
+    segments = meta.get("segments")
     parts, summaries = [], []
     for dtype in _dtypes(prep):
         errors = read_table(path, filters=[("dtype", "==", dtype)])
@@ -141,7 +142,6 @@ def _state(prep: Prepared, results, path: Path, meta: dict, axes) -> None:
         memo: dict = {}  # each combination's runs, found once for the findings and summary
         part = found(errors, edges, names, prep.segments, prep.case, memo, axes)
         parts.append(attach(part, errors, localised, case, names))
-        segments = meta.get("segments")
         summaries.append(summarise_case(errors, names, True, segments, edges, memo, axes))
     nonempty = [p for p in parts if not p.empty] or parts[:1]
     findings = numbered(pd.concat(nonempty, ignore_index=True))

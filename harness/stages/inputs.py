@@ -62,29 +62,31 @@ def _piece_files(prep, results, backend: str, name: str) -> list[Path]:
     return paths
 
 
-def read_evaluations(
-    prep, results: str | Path, backend: str, dtype: str | None = None
-) -> tuple[pd.DataFrame, dict]:
-    """Every piece of ``backend``'s evaluations of the case, checked to belong to this
-    case and selection, merged (:func:`merge_pieces`); with ``dtype``, only its rows (the
-    provenance is still every piece's)."""
-    pairs = []
+def _checked_pieces(prep, results: str | Path, backend: str):
+    """``(piece, path, provenance)`` of each piece of ``backend``'s evaluation, its
+    provenance checked to belong to this case and selection."""
     for piece, path in zip(
         prep.pieces(backend), _piece_files(prep, results, backend, "evaluations")
     ):
         meta = read_metadata(path)
         check_input(prep.narrowed(piece), "evaluations", meta, path)
-        if dtype is None:
+        yield piece, path, meta
+
+
+def read_evaluations(
+    prep, results: str | Path, backend: str, dtype: str | None = None
+) -> tuple[pd.DataFrame, dict]:
+    """Every piece of ``backend``'s evaluations of the case, checked to belong to this
+    case and selection, merged (:func:`merge_pieces`); with ``dtype``, only its rows (the
+    provenance is still every piece's; no piece with the dtype: an empty table)."""
+    pairs = []
+    for piece, path, meta in _checked_pieces(prep, results, backend):
+        table = None
+        if dtype is None or piece.dtypes == (dtype,):
             table = read_table(path)
         elif dtype in piece.dtypes:
-            whole = piece.dtypes == (dtype,)
-            table = read_table(path, filters=None if whole else [("dtype", "==", dtype)])
-        else:
-            table = None
+            table = read_table(path, filters=[("dtype", "==", dtype)])
         pairs.append((table, meta))
-    if all(t is None for t, _ in pairs):  # none of the pieces has the dtype: no rows
-        path = _piece_files(prep, results, backend, "evaluations")[0]
-        pairs[0] = (read_table(path, filters=[("dtype", "==", dtype)]), pairs[0][1])
     return merge_pieces(pairs)
 
 
@@ -107,23 +109,20 @@ def read_localised(prep, results: str | Path, backend: str) -> pd.DataFrame:
 def evaluation_provenance(prep, results: str | Path, backend: str) -> dict:
     """The provenance of ``backend``'s evaluation as :func:`read_evaluations` gives it,
     without reading its rows."""
-    pairs = []
-    for piece, path in zip(
-        prep.pieces(backend), _piece_files(prep, results, backend, "evaluations")
-    ):
-        meta = read_metadata(path)
-        check_input(prep.narrowed(piece), "evaluations", meta, path)
-        pairs.append((None, meta))
-    return merge_pieces(pairs)[1]
+    return merge_pieces([(None, meta) for _, _, meta in _checked_pieces(prep, results, backend)])[1]
 
 
 def merge_pieces(pairs: list[tuple[pd.DataFrame | None, dict]]) -> tuple[pd.DataFrame, dict]:
     """One back end's pieces as one evaluation: the rows in the pieces' order (a piece
-    whose table is ``None`` gives its provenance only); the provenance of the first, with
-    every piece's statistics (``evaluation``, by piece) and the subnormal flush each
-    probed (``platform.flush``, by dtype)."""
+    whose table is ``None`` gives its provenance only; none with rows: an empty table);
+    the provenance of the first, with every piece's statistics (``evaluation``, by
+    piece) and the subnormal flush each probed (``platform.flush``, by dtype)."""
     tables = [t for t, _ in pairs if t is not None]
-    table = pd.concat(tables, ignore_index=True) if len(tables) > 1 else next(iter(tables), None)
+    table = (
+        pd.concat(tables, ignore_index=True)
+        if len(tables) > 1
+        else next(iter(tables), pd.DataFrame())
+    )
     meta = dict(pairs[0][1])
     meta.pop("piece", None)
     meta["pieces"] = [m.get("piece") for _, m in pairs]
