@@ -24,6 +24,7 @@ __all__ = [
     "atomic_write_text",
     "read_metadata",
     "read_table",
+    "text_as_objects",
     "write_csv",
     "write_table",
     "write_tables",
@@ -145,6 +146,14 @@ def read_table(path: str | Path, columns=None, filters=None) -> pd.DataFrame:
     if _KEY not in (table.schema.metadata or {}):
         raise ResultsError(f"{path} was not written by the harness (it has no provenance)")
     return table.to_pandas()
+
+
+def text_as_objects(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its text columns as Python objects, for reading row by row
+    (``itertuples``, ``to_dict("records")``): a value read from an Arrow-backed string
+    column costs a call of its own (15 of 17 s of 86,610 findings' records)."""
+    text = [c for c, t in frame.dtypes.items() if isinstance(t, pd.StringDtype)]
+    return frame.astype(dict.fromkeys(text, object)) if text else frame
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:

@@ -30,6 +30,7 @@ import pandas as pd
 from harness.backends import catalogue
 from harness.causes.rules import check_rules
 from harness.causes.sites import custom_rules
+from harness.results import text_as_objects
 
 __all__ = ["EVIDENCE_COLUMNS", "attach", "exception_text"]
 
@@ -81,56 +82,31 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
     if findings.empty:
         return findings.assign(**{c: pd.Series(dtype=object) for c in EVIDENCE_COLUMNS})
     names = list(inputs)
-    keys = ["backend", "implementation", "partial", "dtype"]
-    groups = errors.groupby(keys, observed=True, sort=False).indices
-    by_impl = errors.groupby(["backend", "partial", "dtype"], observed=True, sort=False).indices
-    by_backend = errors.groupby(["implementation", "partial", "dtype"], observed=True, sort=False)
-    by_backend = by_backend.indices
-    by_point = _ByPoint(errors)
-    col = {
-        c: errors[c].to_numpy()
-        for c in ("backend", "implementation", "method", "mode", "point", "message", *names)
-    }
-    col["outcome"] = np.asarray(errors["outcome"].to_numpy(), dtype=object).astype(str)
-    among = {c: _Among(col[c]) for c in ("backend", "implementation", "method", "mode", "outcome")}
-    col["among"] = among
-    col["reference_rounded"] = errors["reference_rounded"].to_numpy(np.float64)
-    col["order"] = errors["order"].to_numpy(np.int64)
+    rows_of = _Rows(errors, names)
+    col = rows_of.col
     located = _located(localised)
     checked: dict = {}  # (implementation, worst inputs) -> the rules checked there
     impls = {i.name: i for i in getattr(case, "implementations", ())} if case is not None else {}
     records = []
-    for f in findings.itertuples(index=False):
+    for f in text_as_objects(findings).itertuples(index=False):
         key = (f.backend, f.implementation, f.partial, f.dtype)
-        at = groups.get(key, np.array([], dtype=np.intp))
-        rows = _failing_rows(f, at, col)
-        points = np.unique(col["point"][rows])
-        methods, modes = f.methods.split(", "), f.modes.split(", ")
-        rec = {}
-        other = at[among["method"](at, methods) & ~among["mode"](at, modes)]
-        rec["modes_ok"] = _shares(other, among["mode"], points, col)
-        other = at[
-            ~among["method"](at, methods)
-            & among["method"](at, EXACT_METHODS)
-            & among["mode"](at, modes)
-        ]
-        rec["methods_ok"] = _shares(other, among["method"], points, col)
-        near = by_backend.get((f.implementation, f.partial, f.dtype), np.array([], dtype=np.intp))
-        near = near[~among["backend"](near, (f.backend,)) & among["method"](near, methods)]
-        rec["backends_ok"] = _shares(near, among["backend"], points, col)
-        alike = by_impl.get((f.backend, f.partial, f.dtype), np.array([], dtype=np.intp))
-        alike = alike[
-            ~among["implementation"](alike, (f.implementation,))
-            & among["method"](alike, methods)
-            & among["mode"](alike, modes)
-        ]
-        shares = json.loads(_shares(alike, among["implementation"], points, col))
+        at = rows_of.combination(key)
+        methods, modes = tuple(f.methods.split(", ")), tuple(f.modes.split(", "))
+        its = rows_of.ways(key, methods, modes)
+        rows = _failing_rows(f, its["failing"], col)
+        points = rows_of.at_points(col["point"][rows])
+        rec = {
+            "modes_ok": _shares(its["modes"], "mode", points, col),
+            "methods_ok": _shares(its["methods"], "method", points, col),
+            "backends_ok": _shares(its["backends"], "backend", points, col),
+        }
+        shares = _shares(its["implementations"], "implementation", points, col, text=False)
         rec["fixes"] = json.dumps(sorted(k for k, v in shares.items() if v >= 0.9))
         impl = impls.get(f.implementation)
         rec["rules"] = _rules(case, impl, f, checked)
-        point = _worst_point(f, at, col, names)
+        point = rows_of.worst_point(key, at, f.worst_inputs)
         rec.update(_localisation(f, rows, col, located, point))
-        mine = by_point.rows((f.backend, f.implementation, f.dtype), point)
+        mine = rows_of.by_point.rows((f.backend, f.implementation, f.dtype), point)
         rec["scale"] = _scale(f, mine, col, point)
         # Every distinct exception the finding's rows raised (a mode can raise another),
         # one per line, in the rows' order.
@@ -142,6 +118,92 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
         records.append(rec)
     extra = pd.DataFrame(records, index=findings.index, columns=EVIDENCE_COLUMNS)
     return pd.concat([findings, extra], axis=1)
+
+
+class _Rows:
+    """The errors table's columns as arrays (``col``), and the rows findings share, each
+    found once: a combination's (back end, implementation, derivative, dtype), and those
+    its evidence compares for one set of methods and modes."""
+
+    _NONE = np.array([], dtype=np.intp)
+
+    def __init__(self, errors: pd.DataFrame, names: list[str]):
+        def groups(keys):
+            return errors.groupby(keys, observed=True, sort=False).indices
+
+        self._groups = groups(["backend", "implementation", "partial", "dtype"])
+        self._by_impl = groups(["backend", "partial", "dtype"])
+        self._by_backend = groups(["implementation", "partial", "dtype"])
+        self.by_point = _ByPoint(errors)
+        self._names = names
+        col = {
+            c: errors[c].to_numpy()
+            for c in ("backend", "implementation", "method", "mode", "point", "message", *names)
+        }
+        col["outcome"] = np.asarray(errors["outcome"].to_numpy(), dtype=object).astype(str)
+        col["among"] = {
+            c: _Among(col[c]) for c in ("backend", "implementation", "method", "mode", "outcome")
+        }
+        col["reference_rounded"] = errors["reference_rounded"].to_numpy(np.float64)
+        col["order"] = errors["order"].to_numpy(np.int64)
+        point = errors["point"].to_numpy(np.int64)
+        self._low = int(point.min()) if len(point) else 0
+        self._span = int(point.max()) - self._low + 1 if len(point) else 0
+        col["point_id"] = point - self._low  # an index into a lookup by point
+        self.col = col
+        self._ways: dict = {}
+        self._inputs: dict = {}
+
+    def combination(self, key: tuple) -> np.ndarray:
+        return self._groups.get(key, self._NONE)
+
+    def ways(self, key: tuple, methods: tuple, modes: tuple) -> dict:
+        """Of the combination ``key``'s rows and its neighbours': ``failing`` (in
+        ``methods`` and ``modes``), ``modes`` (its methods in other modes), ``methods``
+        (other exact methods in its modes), ``backends`` (other back ends by its methods),
+        ``implementations`` (the others in its back end, methods and modes)."""
+        memo = (key, methods, modes)
+        if memo in self._ways:
+            return self._ways[memo]
+        among = self.col["among"]
+        backend, impl, partial, dtype = key
+        at = self.combination(key)
+        method, mode = among["method"](at, methods), among["mode"](at, modes)
+        near = self._by_backend.get((impl, partial, dtype), self._NONE)
+        alike = self._by_impl.get((backend, partial, dtype), self._NONE)
+        out = self._ways[memo] = {
+            "failing": at[method & mode],
+            "modes": at[method & ~mode],
+            "methods": at[~method & among["method"](at, EXACT_METHODS) & mode],
+            "backends": near[~among["backend"](near, (backend,)) & among["method"](near, methods)],
+            "implementations": alike[
+                ~among["implementation"](alike, (impl,))
+                & among["method"](alike, methods)
+                & among["mode"](alike, modes)
+            ],
+        }
+        return out
+
+    def at_points(self, points: np.ndarray) -> np.ndarray | None:
+        """A lookup by ``point_id``: true at the point ids ``points`` (``None``: none)."""
+        if not len(points):
+            return None
+        lookup = np.zeros(self._span, dtype=bool)
+        lookup[points - self._low] = True
+        return lookup
+
+    def worst_point(self, key: tuple, at: np.ndarray, worst_inputs: str) -> int | None:
+        """The ``point`` id of the first of ``at`` (the combination ``key``'s rows) at the
+        finding's worst inputs (``None``: none recorded, or no row there)."""
+        if not worst_inputs or not len(at):
+            return None
+        if key not in self._inputs:
+            self._inputs[key] = {n: self.col[n][at].astype(np.float64) for n in self._names}
+        worst = json.loads(worst_inputs)
+        here = np.ones(len(at), dtype=bool)
+        for n, values in self._inputs[key].items():
+            here &= values == worst[n]
+        return int(self.col["point"][at[here]][0]) if here.any() else None
 
 
 def _rules(case, impl, f, checked: dict) -> str:
@@ -160,37 +222,36 @@ def _rules(case, impl, f, checked: dict) -> str:
     return json.dumps(rules)
 
 
-def _failing_rows(f, at: np.ndarray, col: dict) -> np.ndarray:
-    """The finding's failing rows: its methods and modes, its outcomes, its interval."""
-    outcomes = list(json.loads(f.counts))
-    among = col["among"]
-    keep = (
-        among["method"](at, f.methods.split(", "))
-        & among["mode"](at, f.modes.split(", "))
-        & among["outcome"](at, outcomes)
-    )
+def _failing_rows(f, rows: np.ndarray, col: dict) -> np.ndarray:
+    """The finding's failing rows, of ``rows`` (its combination's in its methods and
+    modes): its outcomes, its interval."""
+    keep = col["among"]["outcome"](rows, list(json.loads(f.counts)))
     if f.input:
-        x = col[f.input][at].astype(np.float64)
+        x = col[f.input][rows].astype(np.float64)
         lo = min(json.loads(f.lo_span)[0], f.lo)
         hi = max(json.loads(f.hi_span)[1], f.hi)
         keep &= (x >= lo) & (x <= hi)
-    return at[keep]
+    return rows[keep]
 
 
-def _shares(rows: np.ndarray, by: _Among, points: np.ndarray, col: dict) -> str:
-    """Per value of the column ``by``: the share of its judged rows at ``points`` (point
-    ids) that are ok."""
-    if not len(rows) or not len(points):
-        return "{}"
-    rows = rows[np.isin(col["point"][rows], points)]
-    ok = col["among"]["outcome"](rows, ("ok",))
-    judged = ~col["among"]["outcome"](rows, _JUDGED_OUT)
-    codes = by.codes[rows]
+def _shares(rows: np.ndarray, by: str, points: np.ndarray | None, col: dict, text=True):
+    """Per value of the column ``by``: the share of its judged rows at ``points`` (a
+    lookup by point id, :meth:`_Rows.at_points`; ``None``: no point) that are ok. JSON
+    (``text``) or a dict."""
     out = {}
-    for code in np.unique(codes[judged & (codes >= 0)]):
-        mine = judged & (codes == code)
-        out[str(by.uniques[code])] = round(float(np.mean(ok[mine])), 4)
-    return json.dumps(out, sort_keys=True)
+    if len(rows) and points is not None:
+        rows = rows[points[col["point_id"][rows]]]
+        among = col["among"]
+        judged = ~among["outcome"](rows, _JUDGED_OUT)
+        ok = among["outcome"](rows[judged], ("ok",))
+        codes = among[by].codes[rows[judged]]
+        known = codes >= 0
+        n = len(among[by].uniques)
+        count = np.bincount(codes[known], minlength=n)
+        right = np.bincount(codes[known], weights=ok[known], minlength=n)
+        for code in np.flatnonzero(count):
+            out[str(among[by].uniques[code])] = round(float(right[code] / count[code]), 4)
+    return json.dumps(out, sort_keys=True) if text else out
 
 
 class _Among:
@@ -272,17 +333,6 @@ def _localisation(f, rows: np.ndarray, col: dict, located: dict, point) -> dict:
     wrong = Counter(r["value_wrong"] for r in described if r["value_wrong"])
     out["value_wrong"] = wrong.most_common(1)[0][0] if wrong else ""
     return out
-
-
-def _worst_point(f, at: np.ndarray, col: dict, names) -> int | None:
-    """The ``point`` id of the finding's worst inputs (``None``: none recorded)."""
-    if not f.worst_inputs or not len(at):
-        return None
-    worst = json.loads(f.worst_inputs)
-    here = np.ones(len(at), dtype=bool)
-    for n in names:
-        here &= col[n][at].astype(np.float64) == worst[n]
-    return int(col["point"][at[here]][0]) if here.any() else None
 
 
 class _ByPoint:

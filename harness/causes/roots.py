@@ -34,6 +34,7 @@ from harness.causes.classify import (
 )
 from harness.causes.statement import root_text
 from harness.judge.findings_text import severity as severity_of
+from harness.results import text_as_objects
 
 __all__ = [
     "ROOT_CAUSE_COLUMNS",
@@ -99,7 +100,7 @@ def classify_findings(
     # come to (a NaN at some points, a wrong value or no gradient at others): its
     # findings share one root cause, keyed by their most striking outcome class.
     proven: dict[str, list[int]] = {}
-    for i, f in enumerate(findings.to_dict("records")):
+    for i, f in enumerate(text_as_objects(findings).to_dict("records")):
         kind, subject = decide(f, refusals(f["backend"]), compilers(f["backend"]))
         f["kind"] = kind
         kinds.append(kind)

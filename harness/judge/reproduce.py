@@ -12,6 +12,7 @@ import pandas as pd
 from harness.backends.catalogue import SPECS
 from harness.cases.model import label_partial
 from harness.cases.schema import DEFAULT_BACKEND
+from harness.results import text_as_objects
 
 __all__ = ["reproduce"]
 
@@ -49,7 +50,7 @@ def reproduce(findings: pd.DataFrame, errors: pd.DataFrame, inputs, case) -> tup
     # What locating a worst point reads, as arrays (a finding reads a few of its rows).
     located = {n: errors[n].to_numpy(np.float64) for n in inputs}
     point_ids = errors["point"].to_numpy()
-    for f in findings.itertuples(index=False):
+    for f in text_as_objects(findings).itertuples(index=False):
         backend = getattr(f, "backend", DEFAULT_BACKEND) or DEFAULT_BACKEND
         if not f.worst_inputs or not f.worst_method or backend not in writers:
             # No finding writer (JAX and PyTorch: their root causes' reproducers).
