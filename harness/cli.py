@@ -76,33 +76,20 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
-    from harness.causes.study import write_root_causes
-    from harness.results import write_csv, write_table
-    from harness.stages.collect import ProvenanceMismatch, collect
+    from harness.stages.collect import ProvenanceMismatch, collect_stage
 
     results = Path(args.results)
     files = args.errors or sorted(results.glob("*/errors.parquet"))
     if not files:
         print(f"harness collect: no errors tables given and none in {results}/*/", file=sys.stderr)
         return EXIT_INVALID
+    # Outputs follow --results (or --out): never another study's folder.
+    out = Path(args.out) if args.out else results / "summary.parquet"
     try:
-        summary, findings, meta = collect(files)
+        print(collect_stage(files, out))
     except ProvenanceMismatch as exc:
         print(f"harness collect: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    # Outputs follow --results (or --out): never another study's folder.
-    out = Path(args.out) if args.out else results / "summary.parquet"
-    found = out.with_name("findings.parquet")
-    write_table(summary, out, meta)
-    write_csv(summary.drop(columns=["stable_domain_json"]), out.with_suffix(".csv"), meta)
-    findings, said = write_root_causes(findings, out.parent, meta)
-    write_table(findings, found, meta)
-    # The scripts stay in the Parquet file (and on the pages): one line per finding here.
-    write_csv(findings.drop(columns=["snippet"], errors="ignore"), found.with_suffix(".csv"), meta)
-    print(
-        f"{len(files)} case(s): {len(summary)} summary rows -> {out}, {out.with_suffix('.csv')}; "
-        f"{len(findings)} findings -> {found}, {found.with_suffix('.csv')}; {said}"
-    )
     return 0
 
 

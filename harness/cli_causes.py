@@ -14,14 +14,25 @@ from harness.cli_output import EXIT_INVALID
 __all__ = ["add_cause_commands", "bug_report"]
 
 
-def _tables(results: Path):
+def _tables(results: Path, filters=None):
+    """The study's root causes and its findings (``filters``: only those rows, as
+    :func:`harness.results.read_table` takes them), without the columns no root cause
+    reads (:data:`harness.causes.study.UNREAD`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from harness.causes.study import UNREAD
     from harness.results import ResultsError, read_table
 
     roots, findings = results / "root_causes.parquet", results / "findings.parquet"
     for path in (roots, findings):
         if not path.exists():
             raise ResultsError(f"{path} does not exist; run the study (or `harness collect`) first")
-    return read_table(roots), read_table(findings)
+    try:
+        columns = [c for c in pq.read_schema(findings).names if c not in UNREAD]
+    except (pa.ArrowException, OSError):  # unreadable: read_table says why
+        columns = None
+    return read_table(roots), read_table(findings, columns=columns, filters=filters)
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
@@ -119,7 +130,7 @@ def _cmd_bug_report(args: argparse.Namespace) -> int:
 
     results = Path(args.results)
     try:
-        roots, findings = _tables(results)
+        roots, findings = _tables(results, filters=[("root_cause", "==", args.id)])
     except ResultsError as exc:
         print(f"harness bug-report: {exc}", file=sys.stderr)
         return EXIT_INVALID

@@ -26,6 +26,7 @@ __all__ = [
     "read_table",
     "text_as_objects",
     "write_csv",
+    "write_csv_of",
     "write_table",
     "write_tables",
 ]
@@ -79,23 +80,32 @@ def write_table(frame: pd.DataFrame, path: str | Path, metadata: dict[str, Any])
     _atomic(Path(path), lambda tmp: pq.write_table(table, tmp))
 
 
-def write_tables(frames: Iterable[pd.DataFrame], path: str | Path, metadata: dict[str, Any]) -> int:
-    """Write ``frames``, one after another, as one Parquet table at ``path`` (the first
-    frame's columns and types; each frame is written when it comes, so a table larger
-    than memory never is whole in it), atomically, with ``metadata`` embedded. Returns
-    the rows written; raises ``ValueError`` when there is no frame."""
+def write_tables(
+    frames: Iterable[pd.DataFrame],
+    path: str | Path,
+    metadata: dict[str, Any],
+    schema: pa.Schema | None = None,
+) -> int:
+    """Write ``frames``, one after another, as one Parquet table at ``path`` (``schema``'s
+    columns, in its order, and types, by default the first frame's; each frame is
+    written when it comes, so a table larger than memory never is whole in it),
+    atomically, with ``metadata`` embedded. Returns the rows written; raises
+    ``ValueError`` when there is no frame."""
     blob = json.dumps(metadata, sort_keys=True, default=str).encode()
     rows = 0
+    given = schema
 
     def write(tmp: str) -> None:
         nonlocal rows
-        writer, schema = None, None
+        writer, schema = None, given
         try:
             for frame in frames:
+                if given is not None:  # its columns in the schema's order (one it lacks: null)
+                    frame = frame.reindex(columns=given.names)
                 table = pa.Table.from_pandas(frame, preserve_index=False)
                 if writer is None:
-                    existing = table.schema.metadata or {}
-                    schema = table.schema.with_metadata({**existing, _KEY: blob})
+                    first = schema or table.schema
+                    schema = first.with_metadata({**(first.metadata or {}), _KEY: blob})
                     writer = pq.ParquetWriter(tmp, schema)
                 writer.write_table(table.cast(schema))
                 rows += len(frame)
@@ -113,13 +123,38 @@ def write_csv(frame: pd.DataFrame, path: str | Path, metadata: dict[str, Any]) -
     """A plain CSV for people and spreadsheets (``pandas.read_csv`` reads it as is), with
     its provenance in a JSON sidecar beside it (``NAME.provenance.json``); returns the
     sidecar's path. Both written atomically."""
-    path = Path(path)
 
-    def write(tmp: str) -> None:
+    def write(fh) -> None:
+        frame.to_csv(fh, index=False)
+
+    return _csv(Path(path), write, metadata)
+
+
+def write_csv_of(
+    parquet: str | Path, path: str | Path, metadata: dict[str, Any], leave_out=()
+) -> Path:
+    """:func:`write_csv` of the Parquet table at ``parquet``, its columns ``leave_out``
+    aside, read a row group at a time (a table :func:`write_tables` wrote is never whole
+    in memory)."""
+    source = pq.ParquetFile(parquet)
+    columns = [c for c in source.schema_arrow.names if c not in leave_out]
+
+    def write(fh) -> None:
+        if not source.num_row_groups:
+            source.schema_arrow.empty_table().select(columns).to_pandas().to_csv(fh, index=False)
+        for i in range(source.num_row_groups):
+            part = source.read_row_group(i, columns=columns).to_pandas()
+            part.to_csv(fh, index=False, header=i == 0)
+
+    return _csv(Path(path), write, metadata)
+
+
+def _csv(path: Path, write, metadata: dict[str, Any]) -> Path:
+    def written(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            frame.to_csv(fh, index=False)
+            write(fh)
 
-    _atomic(path, write)
+    _atomic(path, written)
     sidecar = path.with_name(path.stem + ".provenance.json")
     atomic_write_text(sidecar, json.dumps(metadata, indent=1, sort_keys=True, default=str) + "\n")
     return sidecar

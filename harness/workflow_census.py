@@ -103,13 +103,14 @@ def census_batches(
 
 
 #: What a census job declares where its block says nothing (``<stage>_mem_mb``).
-_MEM_MB = {"reference": 1500, "evaluate": 8000, "compare": 1500}
+_MEM_MB = {"reference": 1500, "evaluate": 8000, "compare": 1500, "collect": 3000, "reproduce": 2000}
 
 
 def census_mem_mb(config: dict[str, Any], stage: str) -> int:
-    """The memory (MB) a census ``stage`` job (reference, evaluate, compare) declares: the
-    block's ``<stage>_mem_mb``. One number per setting, the largest job's: a full grid
-    case's comparison holds every framework's rows of its four dtypes at once."""
+    """The memory (MB) a census ``stage`` job (reference, evaluate, compare, collect,
+    reproduce) declares: the block's ``<stage>_mem_mb``. One number per setting, the
+    largest job's: a full grid case's comparison holds every framework's rows of one dtype
+    at once, the collect and reproduce jobs every finding's root-cause columns."""
     return int(census_block(config).get(f"{stage}_mem_mb", _MEM_MB[stage]))
 
 

@@ -140,7 +140,7 @@ rule census_collect:
     benchmark:
         "logs/census/collect.benchmark.tsv"
     resources:
-        mem_mb=3000,
+        mem_mb=census_mem_mb(config, "collect"),
     conda:
         "../environment.yml"
     shell:
@@ -162,7 +162,7 @@ rule census_reproduce:
     benchmark:
         "logs/census/reproduce.{backend}.benchmark.tsv"
     resources:
-        mem_mb=2000,
+        mem_mb=census_mem_mb(config, "reproduce"),
     conda:
         "../environment.yml"
     shell:

@@ -204,7 +204,9 @@ def test_census_reference_and_comparison_jobs_declare_their_measured_peaks():
     1,500 MB; alone it peaked at 18,791,880 kB, and at 6,013,136 kB since the comparison
     holds one dtype's rows at a time. Its reference jobs peaked at 4,250.62 MB,
     the quick census's at 275.32 MB and its comparisons at 549.34 MB (their Snakemake
-    benchmark files and `time -v`)."""
+    benchmark files and `time -v`). Collecting the quick census peaked at 611,216 kB and
+    reproducing its PyTorch root causes at 343,708 kB; ten full-census cases (420,117
+    findings) at 2,004,840 and 915,096 kB (JAX)."""
     from harness.workflow import check_config
     from harness.workflow_census import census_mem_mb
 
@@ -214,10 +216,16 @@ def test_census_reference_and_comparison_jobs_declare_their_measured_peaks():
     assert census_mem_mb(quick, "reference") >= 276 and census_mem_mb(quick, "compare") >= 550
     assert census_mem_mb(full, "reference") >= 4251
     assert census_mem_mb(full, "compare") >= 6_013_136 // 1000 + 1
-    for key in ("reference_mem_mb", "compare_mem_mb"):
+    assert census_mem_mb(quick, "collect") >= 612 and census_mem_mb(quick, "reproduce") >= 344
+    # The whole full census has more findings than those ten cases.
+    assert census_mem_mb(full, "collect") > 2_004_840 // 1000 + 1
+    assert census_mem_mb(full, "reproduce") > 915_096 // 1000 + 1
+    for key in ("reference_mem_mb", "compare_mem_mb", "collect_mem_mb", "reproduce_mem_mb"):
         with pytest.raises(ValueError, match=rf"census\.full\.{key}"):
             check_config({**config, "census": {"full": {key: 100}}})
     # The rules declare them.
     rules = (ROOT / "rules" / "census.smk").read_text()
     assert 'mem_mb=census_mem_mb(config, "reference")' in rules
     assert 'mem_mb=census_mem_mb(config, "compare")' in rules
+    assert 'mem_mb=census_mem_mb(config, "collect")' in rules
+    assert 'mem_mb=census_mem_mb(config, "reproduce")' in rules

@@ -294,14 +294,15 @@ def _collect_and_reproduce(results, cases, backends) -> pd.DataFrame:
     """The study's collect and reproduce stages on census results, as the census rules
     run them: the root causes table (returned) and each back end's reproducers."""
     from harness.causes.reproduce import reproducers
-    from harness.causes.study import write_root_causes
     from harness.config import load_config
-    from harness.stages.collect import collect
+    from harness.results import read_metadata
+    from harness.stages.collect import collect_stage
 
-    summary, findings, meta = collect(sorted(results.glob("*/errors.parquet")))
-    write_table(summary, results / "summary.parquet", meta)
-    findings, _ = write_root_causes(findings, results, meta)
-    write_table(findings, results / "findings.parquet", meta)
+    collect_stage(sorted(results.glob("*/errors.parquet")), results / "summary.parquet")
+    findings, meta = (
+        read_table(results / "findings.parquet"),
+        read_metadata(results / "summary.parquet"),
+    )
     roots = read_table(results / "root_causes.parquet")
     for b in backends:
         table = reproducers(roots, findings, b, cases, load_config().tolerances)

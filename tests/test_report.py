@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from harness.causes.reproduce import reproducers
-from harness.causes.study import write_root_causes
+from harness.causes.study import study_root_causes
 from harness.config import load_config
-from harness.judge.case_tables import stable_domain
-from harness.results import read_table, write_table
-from harness.stages.collect import ProvenanceMismatch, collect
+from harness.judge.case_tables import case_findings, stable_domain
+from harness.results import ResultsError, read_metadata, read_table, write_table
+from harness.stages.collect import ProvenanceMismatch, collect, collect_stage
 from harness.stages.prepared import Selection
 from harness.stages.report import render_reports
 from harness.stages.run import run_case
@@ -77,10 +77,13 @@ def study(tmp_path_factory):
     )
     for case in ("ratio", "softplus", "nested_softplus"):
         run_case(CASES / f"{case}.yaml", selection=sel, results=where / "results")
-    summary, findings, meta = collect(sorted((where / "results").glob("*/errors.parquet")))
-    write_table(summary, where / "results" / "summary.parquet", meta)
-    findings, _ = write_root_causes(findings, where / "results", meta)
-    write_table(findings, where / "results" / "findings.parquet", meta)
+    results = where / "results"
+    collect_stage(sorted(results.glob("*/errors.parquet")), results / "summary.parquet")
+    summary, findings = (
+        read_table(results / "summary.parquet"),
+        read_table(results / "findings.parquet"),
+    )
+    meta = read_metadata(results / "summary.parquet")
     roots = read_table(where / "results" / "root_causes.parquet")
     found = reproducers(roots, findings, "tensorflow", CASES, load_config().tolerances)
     write_table(found, where / "results" / "reproducers" / "tensorflow.parquet", meta)
@@ -125,6 +128,54 @@ def test_collect_refuses_tables_from_different_software(study, tmp_path):
     write_table(read_table(src), other, {**meta, "packages": {**meta["packages"], "numpy": "0.0"}})
     with pytest.raises(ProvenanceMismatch, match="packages"):
         collect([src, other])
+
+
+@pytest.mark.slow
+def test_collect_writes_a_case_at_a_time_what_the_whole_table_would_be(study, tmp_path):
+    """The collect stage writes the study's findings a case at a time, and makes the root
+    causes from them without the columns they never read: the file, its CSV and the root
+    causes are those of every case's findings concatenated, a case without findings
+    (its columns of no type) first among them."""
+    where, _, _ = study
+    results = tmp_path / "results"
+    for case in ("ratio", "softplus", "nested_softplus"):
+        shutil.copytree(where / "results" / case, results / case)
+    square = tmp_path / "aaa_square.yaml"
+    square.write_text(
+        "title: a square, right everywhere\nsource: test\n"
+        "inputs:\n  x: {log: {from: 1, to: 100, count: 6}}\nfunction: x * x\n"
+        "derivatives: {wrt: x, orders: [1, 2]}\n"
+        "implementations:\n  product: {expression: x * x}\n"
+    )
+    sel = Selection(
+        backends=["tensorflow"], dtypes=["float64"], methods=["reverse"], modes=["eager"]
+    )
+    run_case(square, selection=sel, results=results)
+    files = sorted(results.glob("*/errors.parquet"))
+    assert files[0].parent.name == "aaa_square" and case_findings(files[0]).empty
+    said = collect_stage(files, results / "summary.parquet")
+    whole = pd.concat([case_findings(p) for p in files], ignore_index=True)
+    assert len(whole) >= 3 and f"{len(whole)} findings" in said
+    # What one table, written at once, reads back as.
+    write_table(whole, tmp_path / "whole.parquet", read_metadata(results / "summary.parquet"))
+    pd.testing.assert_frame_equal(
+        read_table(results / "findings.parquet"), read_table(tmp_path / "whole.parquet")
+    )
+    csv = (results / "findings.csv").read_text(encoding="utf-8")
+    assert csv == whole.drop(columns=["snippet"]).to_csv(index=False)
+    # The root causes of every column (the snippets and texts included).
+    _, roots, unsupported = study_root_causes(whole)
+    assert len(roots) >= 1
+    pd.testing.assert_frame_equal(read_table(results / "root_causes.parquet"), roots)
+    pd.testing.assert_frame_equal(
+        read_table(results / "unsupported.parquet"), unsupported, check_dtype=False
+    )
+    # A stale case is refused before anything is written.
+    write_table(read_table(files[-1]).iloc[1:], files[-1], read_metadata(files[-1]))
+    out = tmp_path / "again"
+    with pytest.raises(ResultsError, match="written from another errors"):
+        collect_stage(files, out / "summary.parquet")
+    assert not out.exists()
 
 
 @pytest.mark.slow

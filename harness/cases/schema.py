@@ -379,6 +379,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
                             "evaluate_mem_mb": {"type": "integer", "minimum": 500},
                             "reference_mem_mb": {"type": "integer", "minimum": 500},
                             "compare_mem_mb": {"type": "integer", "minimum": 500},
+                            "collect_mem_mb": {"type": "integer", "minimum": 500},
+                            "reproduce_mem_mb": {"type": "integer", "minimum": 500},
                         }
                     )
                     for s in _SETTINGS
@@ -388,8 +390,10 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 "batch size its evaluations share (`batch` above), the number of "
                 "batches its cases run in (a process per batch and framework), how a "
                 "batch's evaluation in one framework is cut into jobs (`split`, as above; "
-                "none: one job) and the memory its reference, evaluation and comparison "
-                "jobs declare (`reference_mem_mb`, `evaluate_mem_mb`, `compare_mem_mb`, MB).",
+                "none: one job) and the memory its reference, evaluation, comparison, "
+                "collect and reproduce jobs declare (`reference_mem_mb`, "
+                "`evaluate_mem_mb`, `compare_mem_mb`, `collect_mem_mb`, "
+                "`reproduce_mem_mb`, MB).",
             ),
             "tolerances": _obj(
                 {d: _TOLERANCE_ROW for d in DTYPES},

@@ -11,7 +11,13 @@ import pandas as pd
 from harness.backends.catalogue import SPECS
 from harness.causes.roots import classify_findings, root_causes, unsupported_table
 
-__all__ = ["classify", "refusals", "study_root_causes", "title", "write_root_causes"]
+__all__ = ["UNREAD", "classify", "refusals", "study_root_causes", "title", "write_root_causes"]
+
+#: The findings' columns that the root causes and their reproducers never read: each
+#: finding's standalone script (about half of a findings table's bytes), its probe
+#: command, its text and its intervals' detail. A study's findings are read without them
+#: (a full census has more than a million).
+UNREAD = ("snippet", "probe", "text", "variants", "lo_span", "hi_span", "expectation")
 
 
 def title(backend: str) -> str:

@@ -1,6 +1,6 @@
 """A case's judged tables beside its errors table: its summary (one row per
 implementation, method, mode, dtype and derivative, with the stable domains), written by
-the compare stage (:func:`write_case_summary`) with its findings, and read back by the
+the compare stage (:func:`write_summary`) with its findings, and read back by the
 later stages (:func:`case_summary`, :func:`case_findings`: a stale or missing one is
 refused, never judged again; the collect stage: :mod:`harness.stages.collect`).
 
@@ -186,10 +186,11 @@ def write_summary(summary: pd.DataFrame, errors_path: str | Path, meta: dict) ->
     return out
 
 
-def _stage_table(errors_path: str | Path, name: str) -> pd.DataFrame:
-    """The table ``name`` the compare stage wrote beside ``errors_path``: only it judges,
-    so a table that is missing, or was written from another errors table (its
-    ``errors_sha256`` differs), is refused with what to rerun, never recomputed here."""
+def _stage_table(errors_path: str | Path, name: str, leave_out=()) -> pd.DataFrame:
+    """The table ``name`` the compare stage wrote beside ``errors_path`` (its columns
+    ``leave_out`` aside): only it judges, so a table that is missing, or was written from
+    another errors table (its ``errors_sha256`` differs), is refused with what to rerun,
+    never recomputed here."""
     beside = Path(errors_path).with_name(name)
     if not beside.exists():
         raise ResultsError(
@@ -201,7 +202,13 @@ def _stage_table(errors_path: str | Path, name: str) -> pd.DataFrame:
             f"{beside}: written from another {Path(errors_path).name} than the one beside it "
             "now; rerun the case's compare stage"
         )
-    return read_table(beside)
+    if not leave_out:
+        return read_table(beside)
+    import pyarrow.parquet as pq
+
+    return read_table(
+        beside, columns=[c for c in pq.read_schema(beside).names if c not in leave_out]
+    )
 
 
 def case_summary(errors_path: str | Path) -> pd.DataFrame:
@@ -209,6 +216,7 @@ def case_summary(errors_path: str | Path) -> pd.DataFrame:
     return _stage_table(errors_path, "summary.parquet")
 
 
-def case_findings(errors_path: str | Path) -> pd.DataFrame:
-    """The findings of one case, as the compare stage wrote them (``findings.parquet``)."""
-    return _stage_table(errors_path, "findings.parquet")
+def case_findings(errors_path: str | Path, leave_out=()) -> pd.DataFrame:
+    """The findings of one case, as the compare stage wrote them (``findings.parquet``),
+    without the columns ``leave_out``."""
+    return _stage_table(errors_path, "findings.parquet", leave_out)

@@ -1,5 +1,10 @@
 """The collect stage: every case's summary and findings, as its compare stage wrote them
-(:mod:`harness.judge.case_tables`), merged into the study's tables.
+(:mod:`harness.judge.case_tables`), merged into the study's tables, and the study's root
+causes (:mod:`harness.causes.study`).
+
+Memory. The study's findings are written a case at a time (a full census has more than
+a million, each with its standalone script); the root causes are made from every
+finding without its script (:data:`harness.causes.study.UNREAD`), which they never read.
 
 Provenance. Tables made by different versions of the harness's packages, Python or
 platform, or with a different git commit, cannot be merged: collect refuses with a
@@ -16,9 +21,16 @@ import pandas as pd
 
 from harness import provenance
 from harness.judge.case_tables import case_findings, case_summary
-from harness.results import read_metadata, read_table
+from harness.results import (
+    read_metadata,
+    read_table,
+    write_csv,
+    write_csv_of,
+    write_table,
+    write_tables,
+)
 
-__all__ = ["MUST_AGREE", "ProvenanceMismatch", "collect"]
+__all__ = ["MUST_AGREE", "ProvenanceMismatch", "collect", "collect_stage"]
 
 #: Provenance keys that must agree across every merged table.
 MUST_AGREE = ("packages", "python", "platform", "git")
@@ -46,10 +58,10 @@ def _check_agreement(metas: dict[str, dict]) -> dict:
 
 
 def collect(
-    error_files: Sequence[str | Path],
+    error_files: Sequence[str | Path], leave_out: Sequence[str] = ()
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """The summary and the findings of every case, and the shared provenance (raises
-    :class:`ProvenanceMismatch`)."""
+    """The summary and the findings of every case (their columns ``leave_out`` aside),
+    and the shared provenance (raises :class:`ProvenanceMismatch`)."""
     metas = {str(p): read_metadata(p) for p in error_files}
     shared = _check_agreement(metas) if metas else {}
     parts, found = [], []
@@ -58,7 +70,7 @@ def collect(
         meta = metas[str(path)]
         case = meta.get("case") or read_table(path)["case"].iloc[0]
         parts.append(case_summary(path))
-        found.append(case_findings(path))
+        found.append(case_findings(path, leave_out))
         cases[case] = {
             "case_hash": meta.get("case_hash"),
             "config_hash": meta.get("config_hash"),
@@ -71,3 +83,40 @@ def collect(
         stage="collect", created=provenance.now(), cases=cases, merged_from=shared
     )
     return summary, findings, meta
+
+
+def collect_stage(error_files: Sequence[str | Path], out: str | Path) -> str:
+    """Write the study's tables from its cases' (``error_files``): the summary at ``out``
+    (Parquet, and CSV beside it), the root causes and unsupported combinations beside it
+    (:func:`harness.causes.study.write_root_causes`), then the findings
+    (``findings.parquet``, and its CSV without the scripts), a case at a time. Returns
+    what was written, as a line (raises :class:`ProvenanceMismatch`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from harness.causes.study import UNREAD, write_root_causes
+
+    out = Path(out)
+    summary, findings, meta = collect(error_files, leave_out=UNREAD)
+    write_table(summary, out, meta)
+    write_csv(summary.drop(columns=["stable_domain_json"]), out.with_suffix(".csv"), meta)
+    if "root_cause" not in findings:
+        raise ProvenanceMismatch(
+            "the cases' findings have no root causes (written by an older compare stage); "
+            "rerun their compare stage"
+        )
+    classified, said = write_root_causes(findings, out.parent, meta)
+    count = len(classified)
+    del findings, classified
+    found = out.with_name("findings.parquet")
+    # One schema for every case (a case without findings has columns of no type).
+    beside = [Path(p).with_name("findings.parquet") for p in error_files]
+    schema = pa.unify_schemas([pq.read_schema(p) for p in beside], promote_options="permissive")
+    write_tables((case_findings(p) for p in error_files), found, meta, schema=schema)
+    # The scripts stay in the Parquet file (and on the pages): one line per finding here.
+    write_csv_of(found, found.with_suffix(".csv"), meta, leave_out=["snippet"])
+    return (
+        f"{len(error_files)} case(s): {len(summary)} summary rows -> {out}, "
+        f"{out.with_suffix('.csv')}; {count} findings -> {found}, {found.with_suffix('.csv')}; "
+        f"{said}"
+    )
