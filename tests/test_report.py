@@ -3,6 +3,7 @@ opened in real headless Chromium (Debian's, driven by Playwright's Python client
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -170,9 +171,17 @@ def test_collect_writes_a_case_at_a_time_what_the_whole_table_would_be(study, tm
     pd.testing.assert_frame_equal(
         read_table(results / "unsupported.parquet"), unsupported, check_dtype=False
     )
-    # A stale case is refused before anything is written.
-    write_table(read_table(files[-1]).iloc[1:], files[-1], read_metadata(files[-1]))
+    # A case whose findings have no root causes (an older compare stage's), or a stale
+    # one, is refused before anything is written.
     out = tmp_path / "again"
+    found = files[1].with_name("findings.parquet")
+    old = read_table(found)
+    write_table(old.drop(columns=["root_cause"]), found, read_metadata(found))
+    with pytest.raises(ProvenanceMismatch, match=re.escape(f"{found}: no root causes (")):
+        collect_stage(files, out / "summary.parquet")
+    assert not out.exists()
+    write_table(old, found, read_metadata(found))
+    write_table(read_table(files[-1]).iloc[1:], files[-1], read_metadata(files[-1]))
     with pytest.raises(ResultsError, match="written from another errors"):
         collect_stage(files, out / "summary.parquet")
     assert not out.exists()

@@ -98,20 +98,23 @@ def collect_stage(error_files: Sequence[str | Path], out: str | Path) -> str:
 
     out = Path(out)
     summary, findings, meta = collect(error_files, leave_out=UNREAD)
+    # Each case's findings as its compare stage classified them; one schema for them all
+    # (a case without findings has columns of no type). Checked before anything is written.
+    beside = [Path(p).with_name("findings.parquet") for p in error_files]
+    schemas = [pq.read_schema(p) for p in beside]
+    for path, schema in zip(beside, schemas):
+        if "root_cause" not in schema.names:
+            raise ProvenanceMismatch(
+                f"{path}: no root causes (an older compare stage wrote it); rerun the case's "
+                "compare stage"
+            )
+    schema = pa.unify_schemas(schemas, promote_options="permissive")
     write_table(summary, out, meta)
     write_csv(summary.drop(columns=["stable_domain_json"]), out.with_suffix(".csv"), meta)
-    if "root_cause" not in findings:
-        raise ProvenanceMismatch(
-            "the cases' findings have no root causes (written by an older compare stage); "
-            "rerun their compare stage"
-        )
     classified, said = write_root_causes(findings, out.parent, meta)
     count = len(classified)
     del findings, classified
     found = out.with_name("findings.parquet")
-    # One schema for every case (a case without findings has columns of no type).
-    beside = [Path(p).with_name("findings.parquet") for p in error_files]
-    schema = pa.unify_schemas([pq.read_schema(p) for p in beside], promote_options="permissive")
     write_tables((case_findings(p) for p in error_files), found, meta, schema=schema)
     # The scripts stay in the Parquet file (and on the pages): one line per finding here.
     write_csv_of(found, found.with_suffix(".csv"), meta, leave_out=["snippet"])
