@@ -37,7 +37,13 @@ STAGE_ENTRIES: dict[str, tuple[str, ...]] = {
     "evaluate": ("stages/evaluate.py", "backends/catalogue.py"),
     "compare": ("stages/compare.py",),
     "collect": ("stages/collect.py", "causes/study.py", "results.py"),
-    "reproduce": ("causes/reproduce.py", "backends/catalogue.py", "config.py", "results.py"),
+    "reproduce": (
+        "causes/reproduce.py",
+        "causes/study.py",
+        "backends/catalogue.py",
+        "config.py",
+        "results.py",
+    ),
     "report": ("stages/report.py",),
     "census": ("stages/census.py",),
 }
