@@ -149,6 +149,36 @@ def test_census_cases_hold_each_dtype_s_own_extremes():
 
 
 @pytest.mark.slow
+def test_a_census_sweep_states_intervals_and_bisects_its_edges(tmp_path):
+    """A census case's inputs are samples of the whole line: PyTorch's softplus, whose
+    derivatives fail over stretches of its sweep, gives findings over several samples,
+    and the edges between outcomes bisected to adjacent floats of the dtype."""
+    from harness.config import load_config
+    from harness.stages.prepared import Selection
+    from harness.stages.run import run_case
+
+    cases = tmp_path / "cases"
+    write_cases(cases, ["float32", "float64"], 24, kernels=["softplus"])
+    text = (cases / "census_softplus.yaml").read_text()
+    assert "samples: [" in text and "values: [" not in text
+    selection = Selection(backends=["torch"], methods=["reverse"], modes=["eager"])
+    results = tmp_path / "results"
+    run_case(cases / "census_softplus.yaml", load_config(), selection, results=results)
+    findings = read_table(results / "census_softplus" / "findings.parquet")
+    spans = findings[findings["points"] > 1]
+    assert len(spans) >= 1 and (spans["lo"] < spans["hi"]).all()
+    edges = pd.concat(
+        read_table(p) for p in (results / "census_softplus" / "torch").glob("*/edges.parquet")
+    )
+    exact = edges[edges["exact"]]
+    assert len(exact) >= 1
+    for e in exact.itertuples():
+        kind = np.float32 if e.dtype == "float32" else np.float64
+        inside, outside = kind(e.inside), kind(e.outside)
+        assert np.nextafter(inside, outside) == outside, e  # adjacent floats
+
+
+@pytest.mark.slow
 def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path):
     """Three census cases run for real (JAX and PyTorch, float64): the atlas's shares are
     the errors table's counts, what JAX's ``jet`` refuses (``atan``: no rule) is counted

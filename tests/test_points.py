@@ -37,7 +37,23 @@ def test_segments_keep_sweep_halves_and_stray_values_apart():
     assert segments(softplus) == {"x": [[-1e3, -1e-3], [1e-3, 1e3]]}
     ratio = load_case(CASES / "ratio.yaml")
     assert segments(ratio) == {"a": [[1e-45, 1e38]], "b": [[1e-45, 1e38]]}
+    # Explicit values are points of their own; samples, one interval from the smallest
+    # to the largest (a census sweep).
+    case = load_case(CASES / "softplus.yaml")
+    assert segments(_with_input(case, "values", [3.0, -2.0, 0.5])) == {
+        "x": [[-2.0, -2.0], [0.5, 0.5], [3.0, 3.0]]
+    }
+    assert segments(_with_input(case, "samples", [3.0, -2.0, 0.5])) == {"x": [[-2.0, 3.0]]}
     pieces = [[-1e3, -1e-3], [1e-3, 1e3]]
     # A value rounded just outside its sweep still belongs to it.
     x = np.array([-1e3, -0.00099999, 0.0010000001, 5.0])
     assert list(segment_index(x, pieces)) == [0, 0, 1, 1]
+
+
+def _with_input(case, kind: str, values: list[float]):
+    """``case`` with its one input ``x`` given as ``kind`` (values or samples)."""
+    import dataclasses
+
+    from harness.cases.model import InputSpec
+
+    return dataclasses.replace(case, inputs=(InputSpec("x", kind, {kind: values}),))

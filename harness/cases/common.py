@@ -12,7 +12,7 @@ __all__ = ["INPUT_KINDS", "RESERVED", "as_tuple", "declared_inputs"]
 #: Names a case cannot give its inputs or functions (the language's own).
 RESERVED = {"dy", "dx", "where", *ex.FUNCTIONS, *ex.VARIADIC, *ex.CONSTANTS}
 
-INPUT_KINDS = ("log", "linear", "values", "random", "tie")
+INPUT_KINDS = ("log", "linear", "values", "samples", "random", "tie")
 
 
 def declared_inputs(data: dict[str, Any]) -> frozenset[str] | None:

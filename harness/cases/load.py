@@ -259,7 +259,7 @@ class Checker(SemanticChecks, DeclarationChecks):
                 return  # one kind plus unknown keys: the unknown keys are reported alone
             self.add(
                 path,
-                "an input needs exactly one of log, linear, values, random, tie"
+                "an input needs exactly one of log, linear, values, samples, random, tie"
                 + (f"; got {', '.join(error.instance)}" if error.instance else ""),
             )
         elif v == "minProperties" and error.validator_value == 1:

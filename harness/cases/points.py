@@ -39,8 +39,8 @@ def _generated(spec: InputSpec) -> np.ndarray:
         return _signed(mags, p.get("signs", "positive"))
     if spec.kind == "linear":
         return np.linspace(p["from"], p["to"], p["count"])
-    if spec.kind == "values":
-        return np.asarray(p["values"], dtype=np.float64)
+    if spec.kind in ("values", "samples"):
+        return np.asarray(p[spec.kind], dtype=np.float64)
     if spec.kind == "random":
         rng = np.random.default_rng(p["seed"])
         mags = np.exp(rng.uniform(math.log(p["from"]), math.log(p["to"]), p["count"]))
@@ -127,7 +127,8 @@ def represent(points: pd.DataFrame, inputs: tuple[str, ...], dtype: str) -> pd.D
 def segments(case: Case) -> dict[str, list[list[float]]]:
     """The closed intervals each input's values were sampled from, per input (ties:
     their target's): a log sweep of both signs is two intervals, explicit values one
-    each, a value of ``include`` outside every range one of its own. A stable domain or
+    each, samples the one from their smallest to their largest, a value of ``include``
+    outside every range one of its own. A stable domain or
     a finding never reaches across the gap between two of them: nothing was evaluated
     there."""
     specs = {s.name: s for s in case.inputs}
@@ -142,6 +143,8 @@ def _segments(spec: InputSpec) -> list[list[float]]:
     p = spec.params
     if spec.kind == "values":
         pieces = [[float(v), float(v)] for v in p["values"]]
+    elif spec.kind == "samples":
+        pieces = [[float(min(p["samples"])), float(max(p["samples"]))]]
     elif spec.kind == "linear":
         pieces = [[float(p["from"]), float(p["to"])]]
     else:  # log and random: magnitudes from..to, with their signs

@@ -90,7 +90,23 @@ _INPUT = _obj(
             ["from", "to", "count"],
             description="Evenly spaced values from `from` to `to` inclusive.",
         ),
-        "values": {"type": "array", "items": _NUMBER, "minItems": 1, "maxItems": 100000},
+        "values": {
+            "type": "array",
+            "items": _NUMBER,
+            "minItems": 1,
+            "maxItems": 100000,
+            "description": "Points of their own: a finding, a stable domain or an edge's "
+            "bisection never reaches between two of them.",
+        },
+        "samples": {
+            "type": "array",
+            "items": _NUMBER,
+            "minItems": 2,
+            "maxItems": 100000,
+            "description": "Samples of one interval, from the smallest to the largest (the "
+            "kernel census's sweeps): findings and stable domains span neighbouring "
+            "samples, and edges between them are bisected to adjacent floats.",
+        },
         "random": _obj(
             {
                 "from": _POSITIVE,
@@ -112,7 +128,7 @@ _INPUT = _obj(
     minProperties=1,
     maxProperties=1,
     description="How the input's values are generated: exactly one of log, linear, values, "
-    "random, tie. Untied inputs combine as a grid (cartesian product) in declaration order.",
+    "samples, random, tie. Untied inputs combine as a grid (cartesian product) in declaration order.",
 )
 
 _MAX_ORDER_FIELD = {

@@ -168,8 +168,8 @@ class SemanticChecks:
                     self.add((*path, kind), "bounds must be finite")
                 elif lo >= hi:
                     self.add((*path, kind), f"empty range: from {lo!r} >= to {hi!r}")
-            elif kind == "values":
-                if any(not math.isfinite(v) for v in params["values"]):
+            elif kind in ("values", "samples"):
+                if any(not math.isfinite(v) for v in params[kind]):
                     self.add((*path, kind), "values must be finite numbers")
             if any(not math.isfinite(v) for v in params.get("include") or []):
                 self.add((*path, kind, "include"), "included values must be finite numbers")

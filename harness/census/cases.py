@@ -55,7 +55,9 @@ class CensusCase:
                 lines.append(f"  {name}: {{tie: {values}}}")
             else:
                 lines.append(f"  {name}:")
-                lines.append("    values: [" + ", ".join(repr(float(v)) for v in values) + "]")
+                # Samples of the whole line: findings, stable domains and bisected edges
+                # reach between neighbouring values.
+                lines.append("    samples: [" + ", ".join(repr(float(v)) for v in values) + "]")
         lines += [
             f"function: {_quote(self.expression)}",
             "derivatives:",
