@@ -18,9 +18,6 @@ def _tables(results: Path, filters=None):
     """The study's root causes and its findings (``filters``: only those rows, as
     :func:`harness.results.read_table` takes them), without the columns no root cause
     reads (:data:`harness.causes.study.UNREAD`)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from harness.causes.study import UNREAD
     from harness.results import ResultsError, read_table
 
@@ -28,11 +25,7 @@ def _tables(results: Path, filters=None):
     for path in (roots, findings):
         if not path.exists():
             raise ResultsError(f"{path} does not exist; run the study (or `harness collect`) first")
-    try:
-        columns = [c for c in pq.read_schema(findings).names if c not in UNREAD]
-    except (pa.ArrowException, OSError):  # unreadable: read_table says why
-        columns = None
-    return read_table(roots), read_table(findings, columns=columns, filters=filters)
+    return read_table(roots), read_table(findings, filters=filters, leave_out=UNREAD)
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:

@@ -167,12 +167,16 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     _atomic(Path(path), write)
 
 
-def read_table(path: str | Path, columns=None, filters=None) -> pd.DataFrame:
+def read_table(path: str | Path, columns=None, filters=None, leave_out=()) -> pd.DataFrame:
     """A table the harness wrote (raises :class:`ResultsError` for a missing, corrupted or
     foreign file: one without the harness's provenance); ``columns`` and ``filters`` as
-    :func:`pyarrow.parquet.read_table` takes them (only those columns and rows)."""
+    :func:`pyarrow.parquet.read_table` takes them (only those columns and rows), and
+    without the columns ``leave_out``."""
     path = Path(path)
     try:
+        if leave_out:
+            names = columns if columns is not None else pq.read_schema(path).names
+            columns = [c for c in names if c not in leave_out]
         table = pq.read_table(path, columns=columns, filters=filters)
     except FileNotFoundError:
         raise ResultsError(f"{path} does not exist") from None

@@ -7,12 +7,16 @@ from typing import Any
 
 from harness.cases import expressions as ex
 
-__all__ = ["INPUT_KINDS", "RESERVED", "as_tuple", "declared_inputs"]
+__all__ = ["INPUT_KINDS", "LISTED_KINDS", "RESERVED", "as_tuple", "declared_inputs"]
 
 #: Names a case cannot give its inputs or functions (the language's own).
 RESERVED = {"dy", "dx", "where", *ex.FUNCTIONS, *ex.VARIADIC, *ex.CONSTANTS}
 
 INPUT_KINDS = ("log", "linear", "values", "samples", "random", "tie")
+
+#: The kinds whose values are listed in the case file (``values``: points of their own;
+#: ``samples``: samples of one interval).
+LISTED_KINDS = ("values", "samples")
 
 
 def declared_inputs(data: dict[str, Any]) -> frozenset[str] | None:

@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from harness.cases.common import LISTED_KINDS
 from harness.cases.model import Case, InputSpec
 from harness.numerics.floats import FORMATS, is_subnormal, to_format
 
@@ -39,7 +40,7 @@ def _generated(spec: InputSpec) -> np.ndarray:
         return _signed(mags, p.get("signs", "positive"))
     if spec.kind == "linear":
         return np.linspace(p["from"], p["to"], p["count"])
-    if spec.kind in ("values", "samples"):
+    if spec.kind in LISTED_KINDS:
         return np.asarray(p[spec.kind], dtype=np.float64)
     if spec.kind == "random":
         rng = np.random.default_rng(p["seed"])

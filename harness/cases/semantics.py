@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.cases import expressions as ex
 from harness.cases import magnitude
-from harness.cases.common import INPUT_KINDS, RESERVED, declared_inputs
+from harness.cases.common import INPUT_KINDS, LISTED_KINDS, RESERVED, declared_inputs
 from harness.cases.model import Case, CaseFunction, InputSpec, Narrowing, Partial
 from harness.cases.schema import MAX_ORDER
 
@@ -168,7 +168,7 @@ class SemanticChecks:
                     self.add((*path, kind), "bounds must be finite")
                 elif lo >= hi:
                     self.add((*path, kind), f"empty range: from {lo!r} >= to {hi!r}")
-            elif kind in ("values", "samples"):
+            elif kind in LISTED_KINDS:
                 if any(not math.isfinite(v) for v in params[kind]):
                     self.add((*path, kind), "values must be finite numbers")
             if any(not math.isfinite(v) for v in params.get("include") or []):

@@ -202,13 +202,7 @@ def _stage_table(errors_path: str | Path, name: str, leave_out=()) -> pd.DataFra
             f"{beside}: written from another {Path(errors_path).name} than the one beside it "
             "now; rerun the case's compare stage"
         )
-    if not leave_out:
-        return read_table(beside)
-    import pyarrow.parquet as pq
-
-    return read_table(
-        beside, columns=[c for c in pq.read_schema(beside).names if c not in leave_out]
-    )
+    return read_table(beside, leave_out=leave_out)
 
 
 def case_summary(errors_path: str | Path) -> pd.DataFrame:
