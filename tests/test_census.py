@@ -178,6 +178,42 @@ def test_a_census_sweep_states_intervals_and_bisects_its_edges(tmp_path):
         assert np.nextafter(inside, outside) == outside, e  # adjacent floats
 
 
+def test_an_edge_whose_truth_lies_beyond_float64_is_bisected(tmp_path):
+    """exp's finite differences turn NaN where exp(x - h) overflows: the bisection between
+    those samples is guided by truths past float64's largest (exp(710) ~ 2.2e308), which
+    once raised OverflowError and lost the case's whole evaluation."""
+    import mpmath
+
+    from harness.config import load_config
+    from harness.stages.prepared import Selection
+    from harness.stages.run import run_case
+
+    cases = tmp_path / "cases"
+    write_cases(cases, ["float64"], 24, kernels=["exp"])
+    selection = Selection(backends=["torch"], methods=["finite_difference"], modes=["eager"])
+    results = tmp_path / "results"
+    run_case(cases / "census_exp.yaml", load_config(), selection, results=results)
+    edges = pd.concat(
+        read_table(p) for p in (results / "census_exp" / "torch").glob("*/edges.parquet")
+    )
+    largest = EXTREMES["float64"][1]
+    far = edges[edges["exact"] & (edges["outcome"] == "nan") & (edges["inside"] > 700)]
+    assert len(far) >= 1
+    for e in far.itertuples():
+        assert np.nextafter(np.float64(e.inside), np.float64(e.outside)) == e.outside
+        # Every derivative of exp is exp: the truth at the edge's outside end, verified
+        # (its digits) or from the search's guide ("~" and six digits).
+        text = str(e.reference_outside)
+        close = mpmath.mpf(10) ** (-5 if text.startswith("~") else -20)
+        with mpmath.workdps(40):
+            truth = mpmath.exp(mpmath.mpf(float(e.outside)))
+            assert abs(mpmath.mpf(text.lstrip("~")) / truth - 1) < close
+    # The first derivative's edge lies where exp itself is past float64's largest.
+    first = far[far["partial"] == "x"].iloc[0]
+    assert first["inside"] > math.log(largest)
+    assert mpmath.mpf(str(first["reference_outside"]).lstrip("~")) > largest
+
+
 @pytest.mark.slow
 def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path):
     """Three census cases run for real (JAX and PyTorch, float64): the atlas's shares are
