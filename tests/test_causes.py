@@ -325,6 +325,47 @@ def test_one_crash_reached_through_several_implementations_is_one_root_cause():
     assert "for example census_abs.kernel" in one["text"]
 
 
+def test_a_value_that_raises_is_the_kernel_at_every_order_it_reaches():
+    """TensorFlow 2.21's ``tf.experimental.numpy.hypot`` of bfloat16 raises at order 0,
+    and so at every order: the kernel's crash, one root cause, whatever the method."""
+    text = "AttributeError: EagerTensor object has no attribute 'astype'."
+    crash = {"outcome": "error", "dtype": "bfloat16", "error_text": text}
+    every = {"methods": "reverse, forward, finite_difference", **crash}
+    found = _classified(
+        _finding(case="census_hypot", implementation="kernel", order=0, partial="", **every),
+        _finding(case="census_hypot", implementation="kernel", id="f2", order=1, **every),
+        # A fourth order that also meets another exception after it: the same first one.
+        _finding(
+            case="census_hypot",
+            implementation="kernel",
+            id="f3",
+            order=4,
+            methods="forward",
+            **{**crash, "error_text": text + "\nIndexError: list index out of range"},
+        ),
+        _finding(case="census_logaddexp", implementation="kernel", order=0, partial="", **every),
+        # Not reached through the value: float16's value is computed (no order-0 crash in
+        # float16), another implementation, another framework.
+        _finding(
+            case="census_hypot", implementation="kernel", id="f4", **{**every, "dtype": "float16"}
+        ),
+        _finding(case="census_hypot", implementation="other", id="f5", **every),
+        _finding(case="census_hypot", implementation="kernel", id="f6", backend="jax", **every),
+    )
+    assert list(found["kind"]) == ["kernel"] * 4 + ["method"] * 3
+    key = f"kernel:tensorflow:{text}:error"
+    assert list(found["root_cause"])[:4] == [key] * 4
+    roots = root_causes(found).set_index("id")
+    one = roots.loc[key]
+    assert one["members"] == 4 and one["cases"] == "census_hypot, census_logaddexp"
+    assert one["orders"] == "0, 1, 4"
+    assert "raise computing the value itself, and so at orders 0, 1, 4 in bfloat16" in one["text"]
+    assert one["text"].split(". ")[0].endswith("no attribute 'astype'")
+    # The three others stay crashes of their methods, each its own.
+    assert sum(roots.index.str.startswith("method:")) == 2
+    assert found["root_cause"].iat[4] == found["root_cause"].iat[5]
+
+
 def test_a_case_with_many_regions_is_told_by_their_count_and_bounds():
     """A crash at every point of a sweep is a region per point: listed one by one they
     made a statement of 15,820 characters in the quick census. Past LISTED, a case's

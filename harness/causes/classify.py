@@ -10,7 +10,11 @@ The first rule that applies decides (each says what it rests on):
    crash of the method (``method``), keyed by the framework, the methods and the
    exception's text, whichever implementation reaches it (TensorFlow's forward-over-
    reverse raising ``IndexError: list index out of range`` under tf.function in the
-   gradients of ``pow``, ``maximum``, ``abs`` and ``xlogy`` is one crash);
+   gradients of ``pow``, ``maximum``, ``abs`` and ``xlogy`` is one crash), unless the
+   value itself raises it (order 0): then the framework's kernel raises, whatever the
+   method, and that crash at every order of the case's implementation and dtype is one
+   ``kernel`` root cause keyed by the framework and the exception
+   (:func:`harness.causes.roots.classify_findings` sees the orders together);
 2. ``formula`` of finite differences: only the finite differences fail (the stencil's
    values overflow, underflow or cancel); autodiff is the fix. The subject is the
    stencil itself (:data:`FINITE_DIFFERENCES`), whatever the case: the same central

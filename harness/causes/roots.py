@@ -109,6 +109,7 @@ def classify_findings(
         roots.append(_key(kind, subject, f))
         if kind == "rule" and any(not r["right"] for r in json.loads(f.get("rules") or "[]")):
             proven.setdefault(subject, []).append(i)
+    _value_crashes(findings, kinds, subjects, roots)
     for subject, members in proven.items():
         first = min(
             (outcome_class(findings["outcome"].iat[i]) for i in members), key=_STRIKING.index
@@ -116,6 +117,35 @@ def classify_findings(
         for i in members:
             roots[i] = f"rule:{subject}:{first}"
     return findings.assign(kind=kinds, subject=subjects, impact=impacts, root_cause=roots)
+
+
+def _value_crashes(findings: pd.DataFrame, kinds: list, subjects: list, roots: list) -> None:
+    """A crash of the value itself (an ``error`` at order 0 that is not a refusal) is the
+    framework's kernel raising, whatever the method: kind ``kernel``, keyed by the
+    framework and the exception. The same exception at the higher orders of that case,
+    implementation and dtype is the same crash reached through the value (TensorFlow
+    2.21's ``tf.experimental.numpy.hypot`` of bfloat16 raises ``AttributeError`` at
+    every order): one root cause, not one per method."""
+    crashed = [
+        i for i, k in enumerate(kinds) if k == "method" and findings["outcome"].iat[i] == "error"
+    ]
+    if not crashed:
+        return
+
+    def where(i: int) -> tuple:
+        text = findings["error_text"].iat[i]
+        first = signature(text if isinstance(text, str) else "")
+        return tuple(findings[c].iat[i] for c in ("case", "backend", "implementation", "dtype")) + (
+            first,
+        )
+
+    values = {where(i) for i in crashed if int(findings["order"].iat[i]) == 0 and where(i)[-1]}
+    for i in crashed:
+        key = where(i)
+        if key in values:
+            kinds[i] = "kernel"
+            subjects[i] = f"{key[1]}:{key[-1]}"
+            roots[i] = f"kernel:{subjects[i]}:error"
 
 
 #: Outcome classes, the most striking first (what a merged root cause is keyed by).

@@ -248,7 +248,13 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
     orders = _orders(row["orders"])
     kind, subject = row["kind"], row["primitive"]
     culprit = json.loads(row["culprit"] or "{}")
-    if kind == "kernel":
+    if kind == "kernel" and row["outcome"] == "error":
+        verb = "raise" if "," in row["implementations"] else "raises"
+        head = (
+            f"{frameworks}: {row['implementations']} {verb} computing the value itself, and so "
+            f"at {orders} in {dtype}{scope}: {_raised(row, group, subject)}"
+        )
+    elif kind == "kernel":
         head = (
             f"{frameworks}: the derivative rule of {subject} fails where its value is right, "
             f"and the derivatives through it are {what} in {dtype}{scope}. Judged alone at "
@@ -271,19 +277,10 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         )
     elif kind == "method":
         if row["outcome"] == "error":
-            # The exception the members share (their key, :func:`decide`), in the words
-            # of the member the statement shows (its dtypes and shapes, which the key
-            # leaves out).
-            example = json.loads(row["worst"]).get("finding", "")
-            shown = group[group["case"] + ":" + group["id"] == example]
-            texts = [
-                t for t in [*shown["error_text"], *group["error_text"]] if isinstance(t, str) and t
-            ]
-            raised = texts[0].splitlines()[0][:200].rstrip(".") if texts else subject
             verb = "raise" if "," in row["implementations"] else "raises"
             head = (
                 f"{frameworks}: {row['implementations']} {verb} at {orders} in {dtype}{scope}: "
-                f"{raised}"
+                f"{_raised(row, group, subject)}"
             )
         else:
             head = (
@@ -341,3 +338,12 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             f"primitive is right at its own inputs, but {why}{fix}"
         )
     return f"{head}. {row['members']} findings ({where}); {_worst(row, titles)}"
+
+
+def _raised(row, group, subject: str) -> str:
+    """The exception a crash's members share (their key, :func:`decide`), in the words of
+    the member the statement shows (its dtypes and shapes, which the key leaves out)."""
+    example = json.loads(row["worst"]).get("finding", "")
+    shown = group[group["case"] + ":" + group["id"] == example]
+    texts = [t for t in [*shown["error_text"], *group["error_text"]] if isinstance(t, str) and t]
+    return texts[0].splitlines()[0][:200].rstrip(".") if texts else subject
