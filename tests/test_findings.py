@@ -132,6 +132,49 @@ def test_an_edge_in_float64_needs_about_fifty_halvings_not_a_sweep():
     assert bisector.stats["calls"] <= 20
 
 
+def test_a_flushed_input_is_judged_by_the_guide_and_the_flush_s_reference():
+    """A platform that reads subnormal inputs as 0 (TensorFlow and JAX on this CPU), a
+    derivative of 1 everywhere and a framework whose value at 0 is 3: every subnormal
+    input gives 3, wrong against the truth and against the reference at 0 the flush
+    reads. The edge is the last subnormal and the first normal float (their bit
+    patterns), found with the guide and that one reference, not by judging each
+    subnormal input the search visits against verified references."""
+    smallest_normal = float(np.finfo(np.float32).tiny)  # 2**-126, bits 0x00800000
+    last_subnormal = float(np.frombuffer(np.uint32(0x007FFFFF).tobytes(), np.float32)[0])
+
+    def value(x):
+        return np.where(np.abs(x.astype(np.float32)) < smallest_normal, 3.0, 1.0)
+
+    judged_exactly, read_as_zero = [], []
+
+    def judge(rows: pd.DataFrame) -> pd.DataFrame:
+        judged_exactly.append(len(rows))
+        out = rows.copy()
+        out["outcome"] = np.where(out["value"] == 1.0, "ok", "wrong")
+        out["reference"] = "1.0"
+        return out
+
+    def flushed_input(dtype, mode, inputs, partial):
+        read_as_zero.append(inputs["x"])
+        return (1.0, True)  # the reference at x = 0, as the flush reads a subnormal x
+
+    x = np.unique(np.float32(np.logspace(-44, -30, 40)).astype(np.float64))
+    sweep = _sweep(x, ("eager",))
+    sweep["value"] = value(sweep["x"].to_numpy())
+    sweep["outcome"] = np.where(sweep["value"] == 3.0, "wrong", "ok")
+    bisector = Bisector(
+        "x", [], {}, None, judge, lambda d, o: (16.0, ""), flushed_input=flushed_input
+    )
+    (e,) = bisector.bisect(
+        sweep, "reverse", "float32", ["eager"], lambda m, i: {"impl": {"x": value(i["x"])}}, 64
+    )
+    assert e["exact"] and e["outcome"] == "wrong" and e["side"] == "end"
+    assert (e["inside"], e["outside"]) == (last_subnormal, smallest_normal)
+    # Judged exactly: the final pair, not the subnormal inputs each round visited.
+    assert bisector.stats["misled"] == 0 and sum(judged_exactly) <= 2
+    assert len(read_as_zero) > 20 and all(0 < v < smallest_normal for v in read_as_zero)
+
+
 def _errors(x, outcome_of, modes=("eager", "function"), methods=("reverse",)):
     rows = []
     for method in methods:

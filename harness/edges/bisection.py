@@ -78,12 +78,18 @@ class Bisector:
         judge: Callable[[pd.DataFrame], pd.DataFrame],
         tolerance: Callable[[str, int], tuple[float, str]],
         flushes: Callable[[str, str], bool] = lambda dtype, mode: False,
+        flushed_input: Callable[[str, str, dict, str], tuple[float, bool] | None] = (
+            lambda dtype, mode, inputs, partial: None
+        ),
     ):
         self.axis, self.tied, self.base = axis, list(tied), dict(base)
         self.segments = [list(s) for s in segments] if segments else None
         self.judge = judge
         self.tolerance = tolerance
         self.flushes = flushes  # (dtype, mode) -> are subnormal results written as 0?
+        # (dtype, mode, inputs, partial) -> the reference where subnormal inputs read as 0,
+        # rounded, and whether it is defined; None where inputs are not flushed.
+        self.flushed_input = flushed_input
         self._judged: dict[tuple, tuple] = {}  # memo of exact judgements
         self.found: dict[tuple, tuple[float, float, str]] = {}  # key -> (inside, outside, outcome)
         # Edges found per (implementation, partial, side, outcomes), whatever the bracket.
@@ -216,8 +222,10 @@ class Bisector:
     def _guided(self, wanted: list[tuple[Search, int]], fmt) -> list[str]:
         """Outcomes of evaluated (search, ordinal) pairs against each search's guide (its
         bracket's verified references interpolated, see :func:`harness.edges.brackets.guide_at`:
-        no mpmath); a subnormal input brings the platform's flush in and is judged
-        exactly."""
+        no mpmath). Where the platform reads a subnormal input as 0, the reference there
+        (one per search's side of 0, verified) is the flush's, as the compare stage
+        applies it (:func:`harness.numerics.flush.flush_columns`); the final pair of
+        every search is judged exactly in any case (:meth:`_settle`)."""
         from harness.judge.compare import judge
 
         rows = [s.rows[o] for s, o in wanted]
@@ -234,6 +242,19 @@ class Bisector:
         flush_rounded = np.where(
             flushes & is_subnormal(rounded, fmt), np.copysign(0.0, rounded), np.nan
         )
+        flush_defined = np.ones(len(rows), dtype=bool)
+        for i in np.flatnonzero(is_subnormal(x, fmt)):
+            s = wanted[i][0]
+            inputs = {**self.base, **dict.fromkeys((self.axis, *self.tied), float(x[i]))}
+            read = self.flushed_input(fmt.name, rows[i][1], inputs, s.partial)
+            if read is None:  # inputs not flushed: a subnormal input like any other
+                continue
+            base, defined = read
+            if flushes[i] and is_subnormal(np.array([base]), fmt)[0]:
+                base = math.copysign(0.0, base)
+            changed = not defined or base != rounded[i]
+            flush_rounded[i] = base if changed and defined else math.nan
+            flush_defined[i] = defined
         measures = judge(
             value,
             status,
@@ -245,14 +266,9 @@ class Bisector:
             budget,
             tolerance_abs=tol_abs,
             flush_rounded=flush_rounded,
+            flush_defined=flush_defined,
         )
-        out = [str(c) for c in measures["outcome"]]
-        tiny = [i for i in np.flatnonzero(is_subnormal(x, fmt))]
-        if tiny:
-            exact = self._exact([wanted[i] for i in tiny], fmt)
-            for i in tiny:
-                out[i] = exact[(id(wanted[i][0]), wanted[i][1])][0]
-        return out
+        return [str(c) for c in measures["outcome"]]
 
     def _nearby(self, s: Search, fmt) -> int | None:
         """The ordinal of an edge another mode or method found for the same run inside

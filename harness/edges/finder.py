@@ -49,6 +49,7 @@ class EdgeFinder:
         self.segments = segments or {}
         self.by_label = {case.label(p): p for p in case.partials}
         self.bisectors: dict[str, Bisector | None] = {}
+        self._flushed: dict[tuple, tuple[float, bool]] = {}
         self.rows: list[dict] = []
 
     def _bisector(self, dtype: str) -> Bisector | None:
@@ -68,9 +69,39 @@ class EdgeFinder:
                     self.segments.get(axis),
                     lambda rows, dtype=dtype: self.judge(rows, dtype),
                     self.tolerance,
-                    lambda d, m: bool(((self.flags or {}).get(d) or {}).get(m, {}).get("results")),
+                    lambda d, m: bool(self._flags(d, m).get("results")),
+                    self.flushed_input,
                 )
         return self.bisectors[dtype]
+
+    def _flags(self, dtype: str, mode: str) -> dict:
+        return ((self.flags or {}).get(dtype) or {}).get(mode) or {}
+
+    def flushed_input(
+        self, dtype: str, mode: str, inputs: dict[str, float], label: str
+    ) -> tuple[float, bool] | None:
+        """The reference of partial ``label`` at ``inputs`` as the platform's flush of
+        subnormal inputs reads them (each 0, its sign kept), rounded to ``dtype``, and
+        whether it is defined there; ``None`` where (dtype, mode) does not flush inputs."""
+        if not self._flags(dtype, mode).get("inputs"):
+            return None
+        import mpmath
+
+        from harness.numerics.floats import round_mpf
+        from harness.numerics.flush import flushed_key
+
+        fmt = FORMATS[dtype]
+        key = flushed_key(tuple(float(inputs[n]) for n in self.case.input_names), fmt)
+        memo = (dtype, key, label)
+        hit = self._flushed.get(memo)
+        if hit is None:
+            partial = self.by_label[label]
+            self.store.ensure([key], [partial[:k] for k in range(len(partial) + 1)])
+            value = self.store.value(key, partial)
+            with mpmath.workdps(80):
+                rounded = round_mpf(value, fmt) if value is not None else float("nan")
+            hit = self._flushed[memo] = (float(rounded), value is not None)
+        return hit
 
     def judge(self, rows: pd.DataFrame, dtype: str) -> pd.DataFrame:
         """Judge evaluation rows at any inputs of ``dtype`` (the order is kept), against

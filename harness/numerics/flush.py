@@ -36,12 +36,14 @@ import pandas as pd
 
 from harness.numerics.floats import FORMATS, is_subnormal, round_mpf
 
-__all__ = ["FLUSH_COLUMNS", "flush_columns", "flushed_reference"]
+__all__ = ["FLUSH_COLUMNS", "flush_columns", "flushed_key", "flushed_reference"]
 
 FLUSH_COLUMNS = ("flush_input_rounded", "flush_input_defined")
 
 
-def _flushed_key(key: tuple[float, ...], fmt) -> tuple[float, ...]:
+def flushed_key(key: tuple[float, ...], fmt) -> tuple[float, ...]:
+    """The point as a flush of subnormal inputs reads it: each subnormal input 0, its sign
+    kept."""
     return tuple(math.copysign(0.0, v) if 0 < abs(v) < fmt.smallest_normal else v for v in key)
 
 
@@ -57,7 +59,7 @@ def flushed_reference(case, points: Mapping[str, pd.DataFrame], store) -> pd.Dat
         fmt = FORMATS[dtype]
         sub = frame[frame["subnormal"]]
         for point_id, row in zip(sub["point"], sub[names].itertuples(index=False, name=None)):
-            todo.append((dtype, int(point_id), _flushed_key(tuple(map(float, row)), fmt)))
+            todo.append((dtype, int(point_id), flushed_key(tuple(map(float, row)), fmt)))
     store.ensure([k for _, _, k in todo], list(case.partials))
     rows = []
     for dtype, point_id, key in todo:
