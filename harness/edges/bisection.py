@@ -38,6 +38,7 @@ from harness.edges.brackets import (
     without_reference,
 )
 from harness.numerics.floats import FORMATS, from_ordinal, is_subnormal, ordinal, to_format
+from harness.numerics.flush import apply_flush
 
 __all__ = ["EDGE_COLUMNS", "MAX_SAMPLES", "Bisector"]
 
@@ -237,24 +238,21 @@ class Bisector:
         with np.errstate(over="ignore", under="ignore"):
             truth = np.ldexp(mantissa, exponent.clip(-10000, 10000))
         rounded = to_format(truth, fmt)
-        # The platform's flush of a subnormal result (inputs: judged exactly, below).
-        flushes = np.array([self.flushes(fmt.name, r[1]) for r in rows], dtype=bool)
-        flush_rounded = np.where(
-            flushes & is_subnormal(rounded, fmt), np.copysign(0.0, rounded), np.nan
-        )
-        flush_defined = np.ones(len(rows), dtype=bool)
+        # The platform's flush: of subnormal results, and of subnormal inputs where it
+        # reads them as 0 (against the reference there, one per search's side of 0).
+        results = np.array([self.flushes(fmt.name, r[1]) for r in rows], dtype=bool)
+        read_as_zero = np.zeros(len(rows), dtype=bool)
+        at_zero = np.full(len(rows), np.nan)
+        at_zero_defined = np.ones(len(rows), dtype=bool)
         for i in np.flatnonzero(is_subnormal(x, fmt)):
-            s = wanted[i][0]
             inputs = {**self.base, **dict.fromkeys((self.axis, *self.tied), float(x[i]))}
-            read = self.flushed_input(fmt.name, rows[i][1], inputs, s.partial)
-            if read is None:  # inputs not flushed: a subnormal input like any other
-                continue
-            base, defined = read
-            if flushes[i] and is_subnormal(np.array([base]), fmt)[0]:
-                base = math.copysign(0.0, base)
-            changed = not defined or base != rounded[i]
-            flush_rounded[i] = base if changed and defined else math.nan
-            flush_defined[i] = defined
+            read = self.flushed_input(fmt.name, rows[i][1], inputs, wanted[i][0].partial)
+            if read is not None:  # None: inputs not flushed, a subnormal like any other
+                read_as_zero[i] = True
+                at_zero[i], at_zero_defined[i] = read
+        flush_rounded, flush_defined = apply_flush(
+            rounded, read_as_zero, at_zero, at_zero_defined, results, fmt
+        )
         measures = judge(
             value,
             status,

@@ -85,10 +85,7 @@ class EdgeFinder:
         whether it is defined there; ``None`` where (dtype, mode) does not flush inputs."""
         if not self._flags(dtype, mode).get("inputs"):
             return None
-        import mpmath
-
-        from harness.numerics.floats import round_mpf
-        from harness.numerics.flush import flushed_key
+        from harness.numerics.flush import flushed_key, rounded_at
 
         fmt = FORMATS[dtype]
         key = flushed_key(tuple(float(inputs[n]) for n in self.case.input_names), fmt)
@@ -97,10 +94,7 @@ class EdgeFinder:
         if hit is None:
             partial = self.by_label[label]
             self.store.ensure([key], [partial[:k] for k in range(len(partial) + 1)])
-            value = self.store.value(key, partial)
-            with mpmath.workdps(80):
-                rounded = round_mpf(value, fmt) if value is not None else float("nan")
-            hit = self._flushed[memo] = (float(rounded), value is not None)
+            hit = self._flushed[memo] = rounded_at(self.store, key, partial, fmt)
         return hit
 
     def judge(self, rows: pd.DataFrame, dtype: str) -> pd.DataFrame:

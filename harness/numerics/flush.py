@@ -36,7 +36,14 @@ import pandas as pd
 
 from harness.numerics.floats import FORMATS, is_subnormal, round_mpf
 
-__all__ = ["FLUSH_COLUMNS", "flush_columns", "flushed_key", "flushed_reference"]
+__all__ = [
+    "FLUSH_COLUMNS",
+    "apply_flush",
+    "flush_columns",
+    "flushed_key",
+    "flushed_reference",
+    "rounded_at",
+]
 
 FLUSH_COLUMNS = ("flush_input_rounded", "flush_input_defined")
 
@@ -45,6 +52,16 @@ def flushed_key(key: tuple[float, ...], fmt) -> tuple[float, ...]:
     """The point as a flush of subnormal inputs reads it: each subnormal input 0, its sign
     kept."""
     return tuple(math.copysign(0.0, v) if 0 < abs(v) < fmt.smallest_normal else v for v in key)
+
+
+def rounded_at(store, key: tuple[float, ...], partial, fmt) -> tuple[float, bool]:
+    """``(rounded, defined)``: the store's reference of ``partial`` at ``key`` rounded to
+    ``fmt`` (NaN and not defined where it is not defined or did not verify)."""
+    value = store.value(key, partial)
+    if value is None:
+        return math.nan, False
+    with mpmath.workdps(80):
+        return float(round_mpf(value, fmt)), True
 
 
 def flushed_reference(case, points: Mapping[str, pd.DataFrame], store) -> pd.DataFrame:
@@ -65,10 +82,7 @@ def flushed_reference(case, points: Mapping[str, pd.DataFrame], store) -> pd.Dat
     for dtype, point_id, key in todo:
         fmt = FORMATS[dtype]
         for p in case.partials:
-            value = store.value(key, p)
-            defined = value is not None
-            with mpmath.workdps(80):
-                rounded = round_mpf(value, fmt) if defined else math.nan
+            rounded, defined = rounded_at(store, key, p, fmt)
             rows.append(
                 {
                     "dtype": dtype,
@@ -98,18 +112,40 @@ def flush_columns(frame: pd.DataFrame, flags: Mapping | None) -> tuple[np.ndarra
     has_input = "flush_input_rounded" in frame
     for (dtype, mode), idx in frame.groupby(["dtype", "mode"], sort=False).indices.items():
         flag = (flags.get(dtype) or {}).get(mode) or {}
-        base = rounded[idx].copy()
-        ok = np.ones(len(idx), dtype=bool)
-        if flag.get("inputs") and has_input:
-            hit = subnormal_input[idx]
-            flushed = frame["flush_input_rounded"].to_numpy(np.float64)[idx]
-            flushed_ok = frame["flush_input_defined"].fillna(True).to_numpy(bool)[idx]
-            base = np.where(hit, flushed, base)
-            ok = np.where(hit, flushed_ok, ok)
-        if flag.get("results"):
-            tiny = is_subnormal(np.nan_to_num(base), FORMATS[dtype])
-            base = np.where(tiny, np.copysign(0.0, base), base)
-        changed = ~ok | (base != rounded[idx])
-        out[idx] = np.where(changed & ok, base, np.nan)
-        defined[idx] = ok
+        hit = subnormal_input[idx] & bool(flag.get("inputs") and has_input)
+        if has_input:
+            at_zero = frame["flush_input_rounded"].to_numpy(np.float64)[idx]
+            at_zero_defined = frame["flush_input_defined"].fillna(True).to_numpy(bool)[idx]
+        else:
+            at_zero, at_zero_defined = np.full(len(idx), np.nan), np.ones(len(idx), dtype=bool)
+        out[idx], defined[idx] = apply_flush(
+            rounded[idx],
+            hit,
+            at_zero,
+            at_zero_defined,
+            np.full(len(idx), bool(flag.get("results"))),
+            FORMATS[dtype],
+        )
     return out, defined
+
+
+def apply_flush(
+    rounded: np.ndarray,
+    read_as_zero: np.ndarray,
+    at_zero: np.ndarray,
+    at_zero_defined: np.ndarray,
+    results: np.ndarray,
+    fmt,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(flush_rounded, flush_defined)`` per row: the reference ``rounded`` once the
+    flush is applied, where ``read_as_zero`` rows' inputs are read as 0 (their reference
+    there ``at_zero``, defined or not) and ``results`` rows' subnormal results are
+    written as 0; NaN (and defined) where the flush leaves the reference as it is. The
+    compare stage (:func:`flush_columns`) and the bisection's guide
+    (:mod:`harness.edges.bisection`) judge a flush by it alike."""
+    base = np.where(read_as_zero, at_zero, rounded)
+    ok = np.where(read_as_zero, at_zero_defined, True)
+    tiny = results & is_subnormal(np.nan_to_num(base), fmt)
+    base = np.where(tiny, np.copysign(0.0, base), base)
+    changed = ~ok | (base != rounded)
+    return np.where(changed & ok, base, np.nan), ok
