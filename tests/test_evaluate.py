@@ -687,6 +687,81 @@ def test_a_framework_that_kills_the_process_is_the_rows_of_what_it_computed(tmp_
     )
 
 
+_STALLING_KERNEL = """
+import os, pathlib, time
+if os.environ.get("HARNESS_CRASH_LEDGER"):  # the evaluating child process only
+    import harness.backends.sweep as sweep
+    original = sweep._Runner.run
+    def run(self, impl, fn, partials, inputs, stats):
+        if (self.method, self.mode) == ("forward", "jit"):
+            pathlib.Path(os.environ["STALLED"]).write_text(str(os.getpid()))
+            time.sleep(900)  # a kernel that takes its time, till the job is cancelled
+        return original(self, impl, fn, partials, inputs, stats)
+    sweep._Runner.run = run
+"""
+
+
+def test_a_cancelled_evaluation_stops_its_child_and_leaves_no_folder(tmp_path):
+    """A scheduler cancels a job with SIGTERM to the command's process (Snakemake when it
+    is stopped, Slurm's scancel). `harness evaluate` evaluates in a child process: the
+    signal goes on to the child, which stops, and the command exits as stopped (128 +
+    15) with its crash ledger's temporary folder removed. Killed by the signal itself,
+    the parent had left the child evaluating and the folder behind in the temporary
+    directory. Here a sitecustomize module makes JAX's jit-compiled forward mode stall in
+    the child, which writes its process id first."""
+    import os
+    import shutil
+    import signal
+    import time
+
+    from .conftest import ROOT
+
+    shutil.copy(ROOT / "cases" / "softplus.yaml", tmp_path)
+    sel = ["--dtypes", "float64", "--methods", "forward", "--modes", "jit", "--points", "5"]
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(_STALLING_KERNEL)
+    (tmp_path / "tmp").mkdir()
+    stalled = tmp_path / "stalled.pid"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path / "site")])}
+    env.update(TMPDIR=str(tmp_path / "tmp"), STALLED=str(stalled))
+    argv = [sys.executable, "-m", "harness"]
+    made = subprocess.run(
+        [*argv, "reference", "softplus.yaml", *sel, "--results", "results"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    command = [*argv, "evaluate", "softplus.yaml", "--backends", "jax", *sel]
+    log = tmp_path / "evaluate.log"
+    with log.open("w") as out:
+        parent = subprocess.Popen(
+            [*command, "--results", "results"], cwd=tmp_path, env=env, stderr=out, stdout=out
+        )
+    child = None
+    try:
+        deadline = time.monotonic() + 600
+        while not stalled.exists() and parent.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert stalled.exists(), log.read_text()[-2000:]
+        child = int(stalled.read_text())
+        assert [p.name for p in (tmp_path / "tmp").glob("harness-crashes-*")] != []
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(timeout=120) == 128 + signal.SIGTERM
+        with pytest.raises(ProcessLookupError):
+            os.kill(child, 0)  # stopped, and reaped by the parent
+        assert list((tmp_path / "tmp").glob("harness-crashes-*")) == []
+    finally:
+        for pid in (parent.pid, child):
+            if pid is not None:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        parent.wait()
+
+
 def test_a_framework_that_kills_the_process_in_a_run_is_its_rows(tmp_path):
     """`harness run` (one case end to end) works in a child process as `harness evaluate`
     does: JAX's jit-compiled forward mode sends the child a real SIGSEGV (the

@@ -13,7 +13,9 @@ crash while finding a combination's exact edges (the bisection's calls at new in
 phase :data:`EDGES`) keeps its rows, computed again, and leaves its edges at the sweep's
 points (:func:`bisected`); a crash while localising skips that case's localisation.
 Nothing a case finished is lost: each case's tables are written, atomically, as it
-finishes, and are computed again the same.
+finishes, and are computed again the same. A stop signal sent to the command (a
+scheduler's cancel) goes on to the child; the command then exits as stopped, its
+folder removed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 __all__ = [
@@ -142,6 +145,31 @@ def signal_name(number: int) -> str:
         return "unnamed"
 
 
+#: Signals passed on to the child: a scheduler's cancel or a closed terminal stops the
+#: parent alone (an interrupt from the terminal reaches both).
+_FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+def _child(argv: list[str], env: dict) -> int:
+    """Run ``harness <argv>`` in a child process; its return code. A stop signal sent to
+    this process goes on to the child, which stops; this process then returns as a
+    stopped one, removing its folder (killed by the signal itself, it would leave the
+    child running and the folder behind)."""
+    child = subprocess.Popen([sys.executable, "-m", "harness", *argv], env=env)
+    if threading.current_thread() is not threading.main_thread():
+        return child.wait()  # only the main thread may take signals
+
+    def forward(number, _frame):
+        child.send_signal(number)
+
+    previous = {number: signal.signal(number, forward) for number in _FORWARDED}
+    try:
+        return child.wait()
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def supervise(argv: list[str]) -> int:
     """Run ``harness <argv>`` in a child process until it exits, again after each crash
     inside a framework call (see the module's docstring); its exit status."""
@@ -150,7 +178,7 @@ def supervise(argv: list[str]) -> int:
         env = {**os.environ, ENV: where}
         records: list[dict] = []
         while True:
-            code = subprocess.run([sys.executable, "-m", "harness", *argv], env=env).returncode
+            code = _child(argv, env)
             number = -code
             if code >= 0 or number in _STOPPED:
                 return code if code >= 0 else 128 + number
