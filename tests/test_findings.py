@@ -417,3 +417,77 @@ def test_compact_tables_give_the_same_findings_and_summary():
         summarise_case(errors, ["x"], segments=segments),
     )
     assert len(find(errors, None, ["x"], segments)) >= 3
+
+
+def test_a_search_the_guide_misled_starts_again_where_the_exact_pair_leaves_it():
+    """The guided pair of a search is judged exactly; where that contradicts the guide,
+    the search starts again, verified, in the part of the sweep's bracket those two
+    exact outcomes leave (ordinals: integers)."""
+    from harness.edges.brackets import Search
+
+    def search(side, lo, hi):
+        return Search(
+            "impl", "x", side, "ok", frozenset({"ok"}), lo, hi, 1.0, 2.0, coarse=(100, 200)
+        )
+
+    # The run holds at 100 (side "end"); the guide led to (150, 151).
+    s = search("end", 150, 151)
+    s.restart("wrong", None)  # 150 is not in the run: the edge lies in (100, 150]
+    assert (s.lo, s.hi, s.hint, s.rounds) == (100, 150, 150, 0)
+    s = search("end", 150, 151)
+    s.restart("ok", "ok")  # 151 is still in the run: the edge lies in [151, 200)
+    assert (s.lo, s.hi, s.hint) == (151, 200, 151)
+    # The run holds at 200 (side "start"); the guided pair is (inside 151, outside 150).
+    s = search("start", 150, 151)
+    s.restart("wrong", None)
+    assert (s.lo, s.hi, s.hint) == (151, 200, 151)
+    s = search("start", 150, 151)
+    s.restart("ok", "ok")
+    assert (s.lo, s.hi, s.hint) == (100, 150, 150)
+    # A guided pair on the sweep's own points narrows nothing (-0.0 and 0.0 share
+    # ordinal 0: the sweep judged each, a new input is one of them).
+    s = Search("impl", "x", "end", "ok", frozenset({"ok"}), 0, 1, -0.0, 5e-324, coarse=(0, 1))
+    s.rows = {0: ("reverse", "eager", "float64", 0.0, 0.0, "value", "")}
+    s.restart("wrong", None)
+    assert (s.lo, s.hi, s.rows) == (0, 1, {})
+
+
+def test_a_misleading_guide_still_ends_at_the_exact_edge():
+    """A truth that steps from 1 to 2 at E (between two sweep points) and a framework
+    that returns 1 everywhere: the guide interpolates the truth between the bracket's
+    ends (1 and 2), so it calls 1 wrong just past the sweep point before E, and the
+    exact judgement of that pair contradicts it. The search is done again verified, and the
+    edge is E and the float before it, as the exact judgement alone gives."""
+    x = np.unique(np.float32(np.logspace(0, 3, 40)).astype(np.float64))
+    edge = float(np.float32(300.0))
+
+    def truth(v):
+        return np.where(np.asarray(v, dtype=np.float64) >= edge, 2.0, 1.0)
+
+    def judge(rows: pd.DataFrame) -> pd.DataFrame:
+        out = rows.copy()
+        t = truth(out["x"])
+        out["outcome"] = np.where(out["value"] == t, "ok", "wrong")
+        out["reference"] = [str(v) for v in t]
+        return out
+
+    sweep = _sweep(x, ("eager",))
+    sweep["value"] = 1.0
+    big = sweep["x"] >= edge
+    sweep["outcome"] = np.where(big, "wrong", "ok")
+    sweep["reference"] = np.where(big, "2.0", "1.0")
+    sweep["reference_exponent"] = np.where(big, 2, 1)
+    bisector = Bisector("x", [], {}, None, judge, lambda d, o: (16.0, ""))
+    edges = bisector.bisect(
+        sweep,
+        "reverse",
+        "float32",
+        ["eager"],
+        lambda m, i: {"impl": {"x": np.ones(len(i["x"]))}},
+        64,
+    )
+    before = float(np.nextafter(np.float32(edge), np.float32(0)))
+    (e,) = edges
+    assert (e["side"], e["outcome"], e["outside_outcome"]) == ("start", "wrong", "ok")
+    assert e["exact"] and (e["inside"], e["outside"]) == (edge, before)
+    assert bisector.stats["misled"] == 1

@@ -362,6 +362,9 @@ class Bisector:
                 if (c_in is not None and c_in not in s.members) or (
                     c_out is not None and c_out in s.members
                 ):
+                    # Verified from here on, in the part of the bracket the exact
+                    # outcomes at the guide's pair leave, next to where the guide led.
+                    s.restart(c_in, c_out)
                     misled.append(s)
                     continue
                 for o in (o_in, o_out):
@@ -369,11 +372,6 @@ class Bisector:
                         s.values[o] = got[(id(s), o)][1:]
                 if c_out is not None:
                     s.outside_outcome = c_out
-            for s in misled:
-                # Verified from here on, starting next to where the guide led.
-                s.hint = self._pair(s)[0]
-                s.lo, s.hi = s.coarse
-                s.rows, s.rounds = {}, 0
             self.stats["misled"] += len(misled)
             self._search(misled, evaluate, mode, method, dtype, fmt, batch, exact=True)
             for s in misled:

@@ -141,6 +141,30 @@ class Search:
             "exact": self.exact,
         }
 
+    def restart(self, inside: str | None, outside: str | None) -> None:
+        """Search again from the bracket the sweep gave, where the guide misled: the
+        outcomes ``inside`` and ``outside`` judged exactly at the guided pair (None: not
+        evaluated) narrow it. Inside that pair is not in the run: the edge lies between
+        the run's sweep point and there; outside it is still in the run: between there and
+        the other sweep point. The search starts next to that end (:meth:`samples`). Only
+        inputs strictly inside the sweep's bracket count: its ends are the sweep's points,
+        judged there (-0.0 and 0.0 share an ordinal, one input to the search)."""
+        o_in, o_out = (self.lo, self.hi) if self.side == "end" else (self.hi, self.lo)
+        lo, hi = self.coarse
+        end = self.side == "end"
+
+        def within(o: int) -> bool:
+            return self.coarse[0] < o < self.coarse[1]
+
+        self.hint = o_in
+        if inside is not None and inside not in self.members and within(o_in):
+            lo, hi = (lo, o_in) if end else (o_in, hi)
+        elif outside is not None and outside in self.members and within(o_out):
+            lo, hi = (o_out, hi) if end else (lo, o_out)
+            self.hint = o_out
+        self.rows = {o: self.rows[o] for o in (lo, hi) if within(o) and o in self.rows}
+        self.lo, self.hi, self.rounds = lo, hi, 0
+
     def update(self, judged: list[tuple[int, str]]) -> None:
         """Narrow the bracket with the outcomes at sampled ordinals (ascending)."""
         self.rounds += 1
