@@ -115,10 +115,14 @@ class EdgeFinder:
             pts["subnormal"] |= is_subnormal(pts[n].to_numpy(np.float64), fmt)
         wanted = {self.by_label[p] for p in rows["partial"].unique()}
         partials = sorted({q[:k] for q in wanted for k in range(len(q) + 1)}, key=len)
-        narrowed = dataclasses.replace(self.case, partials=tuple(partials))
         keys = list(pts[names].itertuples(index=False, name=None))
         store.ensure(keys, partials)
-        ref = reference_rows(narrowed, {dtype: pts}, store, model="fd_tolerance" not in rows)
+        # The error model reads every order below a derivative; given the model (the
+        # bisection's), the rows' own derivatives are all that is judged.
+        model = "fd_tolerance" not in rows
+        judged = partials if model else sorted(wanted, key=len)
+        narrowed = dataclasses.replace(self.case, partials=tuple(judged))
+        ref = reference_rows(narrowed, {dtype: pts}, store, model=model)
         if "fd_tolerance" in rows:  # given by the caller (the bracket's model, interpolated)
             ref = ref.drop(columns=list(FD_COLUMNS))
         ref = ref.drop(columns=[*names, "order"]).rename(columns={"message": "reference_message"})
