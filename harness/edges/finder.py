@@ -117,12 +117,10 @@ class EdgeFinder:
         partials = sorted({q[:k] for q in wanted for k in range(len(q) + 1)}, key=len)
         keys = list(pts[names].itertuples(index=False, name=None))
         store.ensure(keys, partials)
-        # The error model reads every order below a derivative; given the model (the
-        # bisection's), the rows' own derivatives are all that is judged.
-        model = "fd_tolerance" not in rows
-        judged = partials if model else sorted(wanted, key=len)
-        narrowed = dataclasses.replace(self.case, partials=tuple(judged))
-        ref = reference_rows(narrowed, {dtype: pts}, store, model=model)
+        # Reference rows for the rows' own derivatives alone (the lower ones are ensured
+        # above, not judged; an error model fetches the derivatives it needs itself).
+        narrowed = dataclasses.replace(self.case, partials=tuple(sorted(wanted, key=len)))
+        ref = reference_rows(narrowed, {dtype: pts}, store, model="fd_tolerance" not in rows)
         if "fd_tolerance" in rows:  # given by the caller (the bracket's model, interpolated)
             ref = ref.drop(columns=list(FD_COLUMNS))
         ref = ref.drop(columns=[*names, "order"]).rename(columns={"message": "reference_message"})
