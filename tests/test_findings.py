@@ -452,6 +452,62 @@ def test_a_search_the_guide_misled_starts_again_where_the_exact_pair_leaves_it()
     assert (s.lo, s.hi, s.rows) == (0, 1, {})
 
 
+def test_an_edge_at_a_signed_zero_keeps_the_sign_and_each_zero_s_value():
+    """atan2(x, x) is -pi at x = -0.0 and 0 at x = 0.0 (and everywhere else here): a
+    `wrong` run of the one point -0.0. The two zeros share ordinal 0, which reads back as
+    0.0, so the run's edges must name the sweep's own -0.0, and the edge between the two
+    zeros each zero's own value (bit patterns: the sign bit)."""
+    x = np.array([-1.0, 0.0, -0.0, 5e-324, 1.0])  # the sweep's order: 0.0 before -0.0
+
+    def framework(inputs):
+        v = np.asarray(inputs["x"], dtype=np.float64)
+        return {"impl": {"x": np.where((v == 0) & np.signbit(v), -math.pi, 0.0)}}
+
+    def judge(rows: pd.DataFrame) -> pd.DataFrame:
+        out = rows.copy()
+        out["outcome"] = np.where(out["value"] == 0, "ok", "wrong")
+        out["reference"] = "0.0"
+        return out
+
+    rows = []
+    for mode in ("function", "eager"):
+        for xi, v in zip(x, framework({"x": x})["impl"]["x"]):
+            rows.append(
+                {
+                    "implementation": "impl",
+                    "partial": "x",
+                    "mode": mode,
+                    "x": xi,
+                    "order": 1,
+                    "value": v,
+                    "outcome": "ok" if v == 0 else "wrong",
+                    "reference": "0.0",
+                    "reference_mantissa": 0.0,
+                    "reference_exponent": 0,
+                    "tolerance": 16.0,
+                    "tolerance_unit": "ulps",
+                }
+            )
+    bisector = Bisector("x", [], {}, None, judge, lambda d, o: (16.0, ""))
+    edges = bisector.bisect(
+        pd.DataFrame(rows),
+        "reverse",
+        "float64",
+        ["function", "eager"],
+        lambda m, i: framework(i),
+        8,
+    )
+    assert len(edges) == 4
+    for e in edges:
+        assert e["outcome"] == "wrong" and e["exact"]
+        assert (e["inside"], np.signbit(e["inside"]), e["value_inside"]) == (0.0, True, -math.pi)
+        if e["side"] == "start":  # the zero before it in the sweep: 0.0, its own value 0
+            assert (e["outside"], np.signbit(e["outside"])) == (0.0, False)
+            assert (e["value_outside"], e["outside_outcome"]) == (0.0, "ok")
+        else:
+            assert e["outside"] == 5e-324 and e["outside_outcome"] == "ok"
+
+
 def test_a_misleading_guide_still_ends_at_the_exact_edge():
     """A truth that steps from 1 to 2 at E (between two sweep points) and a framework
     that returns 1 everywhere: the guide interpolates the truth between the bracket's

@@ -291,7 +291,9 @@ class Bisector:
         todo: dict[str, list[Search]] = {}
         wanted = []
         for mode, searches in groups.items():
-            known = [s for s in searches if s.exact and s.key in self.found]
+            # A bracket between -0.0 and 0.0 is its own edge (one ordinal: nothing to
+            # evaluate, the sweep judged both).
+            known = [s for s in searches if s.exact and s.key in self.found and not s.zeros]
             todo[mode] = [s for s in searches if s.exact and s.key not in self.found]
             for s in todo[mode]:
                 s.hint = self._nearby(s, fmt)
@@ -305,7 +307,7 @@ class Bisector:
         got = self._exact(wanted, fmt)
         for mode, searches in groups.items():
             for s in searches:
-                if not s.exact or s.key not in self.found:
+                if not s.exact or s.key not in self.found or s.zeros:
                     continue
                 inside, outside, outside_outcome = self.found[s.key]
                 o_in, o_out = (int(v) for v in ordinal(np.array([inside, outside]), fmt))

@@ -71,6 +71,9 @@ class Search:
     exact: bool = True  # False: left at the sweep points (see _searches)
     hint: int | None = None  # the ordinal of an edge found for this bracket elsewhere
     mirrored: bool = False  # True: the neighbouring run's edge
+    # The sweep's (value, reference) at its inside and outside points: -0.0 and 0.0 share
+    # an ordinal, so a bracket between the two zeros keeps each one's here.
+    ends: tuple = ()
 
     @property
     def mixed(self) -> bool:
@@ -90,6 +93,11 @@ class Search:
     @property
     def done(self) -> bool:
         return self.hi - self.lo <= 1 or not self.exact
+
+    @property
+    def zeros(self) -> bool:
+        """Whether the sweep's bracket is -0.0 and 0.0: adjacent, nothing to search."""
+        return bool(self.coarse) and self.coarse[0] == self.coarse[1]
 
     def samples(self, k: int) -> list[int]:
         """The next round's inputs (ordinals): ``k`` evenly inside the bracket, or, in the
@@ -117,8 +125,16 @@ class Search:
         else:
             o_in, o_out = self.coarse if self.side == "end" else self.coarse[::-1]
         inside, outside = (float(v) for v in from_ordinal(np.array([o_in, o_out]), fmt))
+        # A zero at an end of the sweep's bracket is the sweep's point, with its sign
+        # (ordinal 0 reads back as 0.0).
+        if inside == 0 and o_in in self.coarse:
+            inside = self.coarse_inside
+        if outside == 0 and o_out in self.coarse:
+            outside = self.coarse_outside
         v_in, r_in = self.values.get(o_in, (math.nan, ""))
         v_out, r_out = self.values.get(o_out, (math.nan, ""))
+        if self.zeros and self.ends:
+            (v_in, r_in), (v_out, r_out) = self.ends
         return {
             "implementation": self.impl,
             "method": method,
@@ -310,6 +326,7 @@ def episode_searches(axis: str, segments: list | None, judged: pd.DataFrame, fmt
                     outside_outcome=outcome[outside],
                     values={lo: (value[a], ref[a]), hi: (value[b], ref[b])},
                     coarse=(lo, hi),
+                    ends=((value[inside], ref[inside]), (value[outside], ref[outside])),
                     guide=(
                         order,
                         (x[a], mantissa[a], exponent[a], tol_abs[a]),
