@@ -125,12 +125,14 @@ class Search:
         else:
             o_in, o_out = self.coarse if self.side == "end" else self.coarse[::-1]
         inside, outside = (float(v) for v in from_ordinal(np.array([o_in, o_out]), fmt))
-        # A zero at an end of the sweep's bracket is the sweep's point, with its sign
-        # (ordinal 0 reads back as 0.0).
-        if inside == 0 and o_in in self.coarse:
-            inside = self.coarse_inside
-        if outside == 0 and o_out in self.coarse:
-            outside = self.coarse_outside
+        # A zero at an end of the sweep's bracket is the sweep's point there, with its
+        # sign (ordinal 0 reads back as 0.0).
+        if self.coarse:
+            c_in, c_out = self.coarse if self.side == "end" else self.coarse[::-1]
+            at = {c_out: self.coarse_outside, c_in: self.coarse_inside}  # both 0: the inside
+            inside = at.get(o_in, inside) if inside == 0 else inside
+            at = {c_in: self.coarse_inside, c_out: self.coarse_outside}  # both 0: the outside
+            outside = at.get(o_out, outside) if outside == 0 else outside
         v_in, r_in = self.values.get(o_in, (math.nan, ""))
         v_out, r_out = self.values.get(o_out, (math.nan, ""))
         if self.zeros and self.ends:
