@@ -469,28 +469,13 @@ def test_an_edge_at_a_signed_zero_keeps_the_sign_and_each_zero_s_value():
         out["reference"] = "0.0"
         return out
 
-    rows = []
-    for mode in ("function", "eager"):
-        for xi, v in zip(x, framework({"x": x})["impl"]["x"]):
-            rows.append(
-                {
-                    "implementation": "impl",
-                    "partial": "x",
-                    "mode": mode,
-                    "x": xi,
-                    "order": 1,
-                    "value": v,
-                    "outcome": "ok" if v == 0 else "wrong",
-                    "reference": "0.0",
-                    "reference_mantissa": 0.0,
-                    "reference_exponent": 0,
-                    "tolerance": 16.0,
-                    "tolerance_unit": "ulps",
-                }
-            )
+    sweep = _sweep(x)  # both modes, the values and their judgement replaced
+    sweep["value"] = np.tile(framework({"x": x})["impl"]["x"], 2)
+    sweep["outcome"] = np.where(sweep["value"] == 0, "ok", "wrong")
+    sweep["reference"], sweep["reference_mantissa"], sweep["reference_exponent"] = "0.0", 0.0, 0
     bisector = Bisector("x", [], {}, None, judge, lambda d, o: (16.0, ""))
     edges = bisector.bisect(
-        pd.DataFrame(rows),
+        sweep,
         "reverse",
         "float64",
         ["function", "eager"],
