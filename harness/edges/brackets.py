@@ -129,10 +129,10 @@ class Search:
         # sign (ordinal 0 reads back as 0.0).
         if self.coarse:
             c_in, c_out = self.coarse if self.side == "end" else self.coarse[::-1]
-            at = {c_out: self.coarse_outside, c_in: self.coarse_inside}  # both 0: the inside
-            inside = at.get(o_in, inside) if inside == 0 else inside
-            at = {c_in: self.coarse_inside, c_out: self.coarse_outside}  # both 0: the outside
-            outside = at.get(o_out, outside) if outside == 0 else outside
+            if inside == 0 and o_in in (c_in, c_out):
+                inside = self.coarse_inside if o_in == c_in else self.coarse_outside
+            if outside == 0 and o_out in (c_in, c_out):
+                outside = self.coarse_outside if o_out == c_out else self.coarse_inside
         v_in, r_in = self.values.get(o_in, (math.nan, ""))
         v_out, r_out = self.values.get(o_out, (math.nan, ""))
         if self.zeros and self.ends:
