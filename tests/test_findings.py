@@ -456,7 +456,10 @@ def test_an_edge_at_a_signed_zero_keeps_the_sign_and_each_zero_s_value():
     """atan2(x, x) is -pi at x = -0.0 and 0 at x = 0.0 (and everywhere else here): a
     `wrong` run of the one point -0.0. The two zeros share ordinal 0, which reads back as
     0.0, so the run's edges must name the sweep's own -0.0, and the edge between the two
-    zeros each zero's own value (bit patterns: the sign bit)."""
+    zeros each zero's own value (bit patterns: the sign bit). The sweep lists 0.0 before
+    -0.0, which compare equal: the run still lies between -5e-324 and 0.0, each edge's
+    two ends adjacent in the floats' own order (-0.0 just below 0.0), not between 0.0
+    and 5e-324, a run at -0.0 that would skip 0.0."""
     x = np.array([-1.0, 0.0, -0.0, 5e-324, 1.0])  # the sweep's order: 0.0 before -0.0
 
     def framework(inputs):
@@ -482,15 +485,25 @@ def test_an_edge_at_a_signed_zero_keeps_the_sign_and_each_zero_s_value():
         lambda m, i: framework(i),
         8,
     )
+
+    def position(v: float) -> int:  # float64's total order from its bits, -0.0 at -1
+        bits = int(np.float64(v).view(np.uint64))
+        return -(bits & (2**63 - 1)) - 1 if bits >> 63 else bits
+
     assert len(edges) == 4
     for e in edges:
         assert e["outcome"] == "wrong" and e["exact"]
         assert (e["inside"], np.signbit(e["inside"]), e["value_inside"]) == (0.0, True, -math.pi)
-        if e["side"] == "start":  # the zero before it in the sweep: 0.0, its own value 0
+        assert abs(position(e["inside"]) - position(e["outside"])) == 1
+        assert (e["value_outside"], e["outside_outcome"]) == (0.0, "ok")
+        if e["side"] == "start":  # found by the search from -1.0: the float below -0.0
+            assert e["outside"] == -5e-324
+        else:  # the zero after it: the sweep's 0.0, its own value 0
             assert (e["outside"], np.signbit(e["outside"])) == (0.0, False)
-            assert (e["value_outside"], e["outside_outcome"]) == (0.0, "ok")
-        else:
-            assert e["outside"] == 5e-324 and e["outside_outcome"] == "ok"
+    # The second mode checks the first's start edge at -0.0 itself (not at 0.0, which
+    # ordinal 0 reads back as) and finds it there.
+    assert [e["verified"] for e in edges if e["mode"] == "eager" and e["side"] == "start"] == [True]
+    assert bisector.stats["misled"] == 0
 
 
 def test_a_misleading_guide_still_ends_at_the_exact_edge():

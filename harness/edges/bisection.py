@@ -117,6 +117,8 @@ class Bisector:
             chunk = wanted[start : start + batch]
             ords = np.array([o for _, o in chunk], dtype=np.int64)
             x = from_ordinal(ords, fmt)
+            for j in np.flatnonzero(ords == 0):  # a zero with the sweep's sign
+                x[j] = chunk[j][0].zero()
             padded = np.concatenate([x, np.full(batch - len(x), x[0])])
             inputs = {n: np.full(batch, v) for n, v in self.base.items()}
             for n in (self.axis, *self.tied):
@@ -181,6 +183,7 @@ class Bisector:
             method == "finite_difference",
             self.flushes(dtype, mode),
             x,
+            math.copysign(1.0, x),  # -0.0 and 0.0 compare (and hash) equal
             status,
             "nan" if math.isnan(value) else value,
         )

@@ -12,7 +12,7 @@ import pandas as pd
 
 from harness.cases.points import segment_index
 from harness.judge.runs import runs
-from harness.numerics.floats import ordinal
+from harness.numerics.floats import ordinal, sweep_order
 
 __all__ = [
     "EDGE_COLUMNS",
@@ -115,6 +115,18 @@ class Search:
         gap = self.hi - self.lo
         picks = {self.lo + math.ceil(j * gap / (k + 1)) for j in range(1, k + 1)}
         return sorted(o for o in picks if self.lo < o < self.hi)
+
+    def zero(self) -> float:
+        """The input to evaluate at ordinal 0: the sweep's own zero where an end of its
+        bracket is one (-0.0 and 0.0 share the ordinal, which reads back as 0.0), else
+        0.0."""
+        if self.coarse:
+            c_in, c_out = self.coarse if self.side == "end" else self.coarse[::-1]
+            if c_in == 0:
+                return self.coarse_inside
+            if c_out == 0:
+                return self.coarse_outside
+        return 0.0
 
     def edge(self, method: str, mode: str, dtype: str, fmt) -> dict:
         """The edge this search found, as a row of :data:`EDGE_COLUMNS`."""
@@ -289,7 +301,8 @@ def episode_searches(axis: str, segments: list | None, judged: pd.DataFrame, fmt
     out = []
     keys = ["implementation", "partial"]
     for (impl, partial), g in judged.groupby(keys, sort=False, observed=True):
-        g = g[g["outcome"] != "flushed"].sort_values(axis, kind="stable")
+        g = g[g["outcome"] != "flushed"]
+        g = g.iloc[sweep_order(g[axis].to_numpy(np.float64))]
         x = g[axis].to_numpy(np.float64)
         outcome = g["outcome"].astype(str).to_numpy()
         value = g["value"].to_numpy(np.float64)

@@ -38,6 +38,7 @@ from harness.judge.findings_text import derivative_name, finding_text, numbered,
 from harness.judge.reproduce import reproduce
 from harness.judge.runs import runs
 from harness.judge.summary import worst_of
+from harness.numerics.floats import sweep_order
 
 __all__ = [
     "FINDING_COLUMNS",
@@ -122,7 +123,7 @@ def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple, 
     x = group[axis].to_numpy(np.float64)
     labels = group.index.to_numpy()
     keep = np.flatnonzero(outcome != "flushed")
-    order = keep[np.argsort(x[keep], kind="stable")]
+    order = keep[sweep_order(x[keep])]
     x, outcome = x[order], outcome[order].astype(str)
     piece = segment_index(x, pieces) if pieces else np.zeros(len(x), int)
     out = []

@@ -29,6 +29,7 @@ __all__ = [
     "is_subnormal",
     "ordinal",
     "round_mpf",
+    "sweep_order",
     "to_format",
     "ulps_between",
     "ulps_beyond_range",
@@ -220,6 +221,15 @@ def ordinal(values: np.ndarray, fmt: Format | str) -> np.ndarray:
         bad = x[~exact].ravel()[0]
         raise ValueError(f"{bad!r} is not a {fmt.name} value")
     return np.where(np.signbit(x), -magnitude, magnitude)
+
+
+def sweep_order(values: np.ndarray) -> np.ndarray:
+    """The indices that sort ``values`` along a swept input: ascending, -0.0 just before
+    0.0 (they compare equal, so a plain sort leaves them in input order, and a run at one
+    zero would seem to border the smallest subnormal of the other sign), NaN last, ties
+    otherwise in input order."""
+    x = np.asarray(values, dtype=np.float64)
+    return np.lexsort((~np.signbit(x), x))
 
 
 def from_ordinal(ordinals: np.ndarray, fmt: Format | str) -> np.ndarray:
