@@ -138,13 +138,12 @@ class Search:
             o_in, o_out = self.coarse if self.side == "end" else self.coarse[::-1]
         inside, outside = (float(v) for v in from_ordinal(np.array([o_in, o_out]), fmt))
         # A zero at an end of the sweep's bracket is the sweep's point there, with its
-        # sign (ordinal 0 reads back as 0.0).
-        if self.coarse:
-            c_in, c_out = self.coarse if self.side == "end" else self.coarse[::-1]
-            if inside == 0 and o_in in (c_in, c_out):
-                inside = self.coarse_inside if o_in == c_in else self.coarse_outside
-            if outside == 0 and o_out in (c_in, c_out):
-                outside = self.coarse_outside if o_out == c_out else self.coarse_inside
+        # sign (ordinal 0 reads back as 0.0); between the two zeros, each its own.
+        if self.zeros:
+            inside, outside = self.coarse_inside, self.coarse_outside
+        else:
+            inside = self.zero() if o_in == 0 else inside
+            outside = self.zero() if o_out == 0 else outside
         v_in, r_in = self.values.get(o_in, (math.nan, ""))
         v_out, r_out = self.values.get(o_out, (math.nan, ""))
         if self.zeros and self.ends:
