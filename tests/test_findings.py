@@ -248,6 +248,17 @@ def test_findings_merge_ways_that_share_an_interval_and_keep_exact_edges():
     assert "x ≥ 90.0 (to 200.0, the last input judged) (forward; function)" in f.text
 
 
+def test_a_finding_counts_both_zeros_as_points_of_its_interval():
+    """A sweep holds -0.0 and 0.0; a run failing at both counts both in ``hits``, so its
+    interval's ``points`` must count both too ("4 points", not "4 of 3 points")."""
+    x = np.array([-1.0, 0.0, -0.0, 5e-324, 1.0])
+    errors = _errors(x, lambda xi, method, mode: "nan" if xi >= 0 else "ok")
+    (f,) = find(errors, pd.DataFrame(), ["x"], {"x": [[-1.0, 1.0]]}).itertuples()
+    failing = {int(np.float64(v).view(np.uint64)) for v in x if v >= 0}  # bit patterns
+    assert f.hits == f.points == len(failing) == 4
+    assert ", 4 points;" in f.text and np.signbit(f.lo) and f.hi == 1.0
+
+
 @pytest.mark.parametrize("held", [True, False])
 def test_a_finding_is_expected_only_when_an_expectation_covers_every_failing_row(held):
     x = np.array([1.0, 100.0, 200.0])

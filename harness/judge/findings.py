@@ -280,10 +280,12 @@ def _edge(members: list[tuple], lowest: bool) -> dict:
     }
 
 
-def _distinct(values: np.ndarray) -> int:
-    """How many distinct input values, NaN apart (``pd.Series.nunique``, without a Series)."""
+def _distinct(values: np.ndarray, signed: bool = True) -> int:
+    """How many distinct input values, NaN apart; ``signed``: by bit pattern, -0.0 and 0.0
+    (two points of a sweep) as two, as a run's ``hits`` counts them."""
     values = np.asarray(values, dtype=np.float64)
-    return len(np.unique(values[~np.isnan(values)]))
+    values = values[~np.isnan(values)]
+    return len(np.unique(values.view(np.int64) if signed else values))
 
 
 def _record(
@@ -346,7 +348,7 @@ def _record(
             else {
                 n: [float(cols[n][failing].min()), float(cols[n][failing].max())]
                 for n in inputs
-                if _distinct(cols[n][failing]) > 1 or _distinct(cols[n][rows]) > 1
+                if max(_distinct(cols[n][failing], False), _distinct(cols[n][rows], False)) > 1
             }
         ),
         "points": points,
