@@ -695,6 +695,24 @@ def test_a_statement_says_bits_lost_not_a_factor_of_2_where_bits_are_lost():
     assert "at most 4 correct bits" not in text
 
 
+def test_a_statement_tells_each_framework_s_tier_where_they_differ():
+    # TensorFlow gives -1 for a true 2 (the wrong sign at an ordinary input, tier 4); JAX
+    # 0.5 (|0.5 - 2| / 2 = 3/4: under 1 correct bit, tier 3). One kernel, one root cause,
+    # whose words must hold for each framework it names.
+    sign = {"outcome": "wrong", "worst_got": -1.0, "worst_truth": "2"}
+    bits = {"outcome": "wrong", "worst_got": 0.5, "worst_truth": "2"}
+    roots = root_causes(_classified(_kernel(**sign), _kernel(id="f2", backend="jax", **bits)))
+    (r,) = roots.itertuples()
+    assert r.frameworks == "tensorflow, jax" and r.severity == 4
+    assert (
+        "are wrong (tensorflow: the wrong sign at ordinary inputs; jax: at most 4 correct "
+        "bits, a 0 or the wrong sign) in float32" in r.text
+    )
+    # The same tier in both: one word for both, no framework singled out.
+    same = root_causes(_classified(_kernel(**sign), _kernel(id="f2", backend="jax", **sign)))
+    assert "are wrong (the wrong sign at ordinary inputs) in float32" in same.iloc[0]["text"]
+
+
 def test_a_reproducer_shows_the_worst_member_a_script_can_compute():
     # census_hypot_diagonal's TensorFlow root cause had no script: its worst member merged
     # finite differences and autodiff, its worst point by finite differences.

@@ -22,26 +22,49 @@ OUTCOME_WORDS = {
     "error": "an exception",
 }
 #: A finite value off the truth (class ``wrong``), by how far its worst member is
-#: (:func:`harness.causes.classify.severity`): the statement says no more than that.
-WRONG_WORDS = {
-    4: "wrong (the wrong sign at ordinary inputs)",
-    3: OUTCOME_WORDS["wrong"],
-    2: "inaccurate (bits lost beyond the tolerance, more than 4 bits right)",
-    1: "off by rounding noise (a truth far below the function's own scale)",
+#: (:func:`harness.causes.classify.severity`): the statement says no more than that. Each
+#: tier's word, and what it means told on its own (per framework, where they differ).
+WRONG_TIERS = {
+    4: ("wrong", "the wrong sign at ordinary inputs"),
+    3: ("wrong", "at most 4 correct bits, a 0 or the wrong sign"),
+    2: ("inaccurate", "bits lost beyond the tolerance, more than 4 bits right"),
+    1: ("off by rounding noise", "a truth far below the function's own scale"),
 }
+WRONG_WORDS = {tier: f"{word} ({means})" for tier, (word, means) in WRONG_TIERS.items()}
 
 
-def _what(row: dict, group: pd.DataFrame) -> str:
+def _wrong(group: pd.DataFrame, titles, frameworks: list[str]) -> str:
+    """The words for the class ``wrong``: its worst tier's; where the frameworks' worst
+    members lie in different tiers, each framework's own, so that the statement holds
+    for every framework it names ("wrong (TensorFlow and JAX: the wrong sign at ordinary
+    inputs; PyTorch: at most 4 correct bits, ...)")."""
+    impact = group["impact"].astype(int)
+    top = int(impact.max())
+    if "backend" not in group:
+        return WRONG_WORDS.get(top, OUTCOME_WORDS["wrong"])
+    tiers = impact.groupby(group["backend"]).max()
+    if tiers.nunique() < 2 or any(t not in WRONG_TIERS for t in tiers):
+        return WRONG_WORDS.get(top, OUTCOME_WORDS["wrong"])
+    order = [b for b in frameworks if b in tiers.index] + sorted(set(tiers.index) - set(frameworks))
+    parts = []
+    for tier in sorted(set(tiers), reverse=True):
+        named = _listed([titles(b) for b in order if tiers[b] == tier])
+        word, means = WRONG_TIERS[tier]
+        parts.append(f"{named}: {means if word == WRONG_TIERS[top][0] else f'{word}, {means}'}")
+    return f"{WRONG_TIERS[top][0]} ({'; '.join(parts)})"
+
+
+def _what(row: dict, group: pd.DataFrame, titles=str) -> str:
     """What the values are, in words: per outcome class its members show (the worst of
-    the class's members telling how far a finite value is off), most striking first."""
-    impact = group["impact"]
+    the class's members telling how far a finite value is off, per framework where
+    they differ), most striking first."""
     classes = group["outcome"].map(outcome_class)
     words = []
     for c in ("nonfinite", "wrong", "missing", "error"):
         if not (classes == c).any():
             continue
         if c == "wrong":
-            words.append(WRONG_WORDS.get(int(impact[classes == c].max()), OUTCOME_WORDS[c]))
+            words.append(_wrong(group[classes == c], titles, row["frameworks"].split(", ")))
         else:
             words.append(OUTCOME_WORDS[c])
     if not words:
@@ -240,7 +263,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
     frameworks = ", ".join(titles(b) for b in row["frameworks"].split(", "))
     first = row["dtypes"].split(", ")[0]
     dtype = " and ".join(row["dtypes"].rsplit(", ", 1))
-    what = _what(row, group)
+    what = _what(row, group, titles)
     scope = _scope(row)
     scope = f" ({scope})" if scope else ""
     example = json.loads(row["worst"]).get("case")
