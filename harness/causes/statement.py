@@ -54,7 +54,7 @@ def _wrong(group: pd.DataFrame, titles, frameworks: list[str]) -> str:
     return f"{WRONG_TIERS[top][0]} ({'; '.join(parts)})"
 
 
-def _what(row: dict, group: pd.DataFrame, titles=str) -> str:
+def _what(row: dict, group: pd.DataFrame, titles) -> str:
     """What the values are, in words: per outcome class its members show (the worst of
     the class's members telling how far a finite value is off, per framework where
     they differ), most striking first."""
