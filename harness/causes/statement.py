@@ -38,17 +38,13 @@ def _wrong(group: pd.DataFrame, titles, frameworks: list[str]) -> str:
     members lie in different tiers, each framework's own, so that the statement holds
     for every framework it names ("wrong (TensorFlow and JAX: the wrong sign at ordinary
     inputs; PyTorch: at most 4 correct bits, ...)")."""
-    impact = group["impact"].astype(int)
-    top = int(impact.max())
-    if "backend" not in group:
+    tiers = group["impact"].astype(int).groupby(group["backend"]).max()
+    top = int(tiers.max())
+    if tiers.nunique() < 2:
         return WRONG_WORDS.get(top, OUTCOME_WORDS["wrong"])
-    tiers = impact.groupby(group["backend"]).max()
-    if tiers.nunique() < 2 or any(t not in WRONG_TIERS for t in tiers):
-        return WRONG_WORDS.get(top, OUTCOME_WORDS["wrong"])
-    order = [b for b in frameworks if b in tiers.index] + sorted(set(tiers.index) - set(frameworks))
     parts = []
     for tier in sorted(set(tiers), reverse=True):
-        named = _listed([titles(b) for b in order if tiers[b] == tier])
+        named = _listed([titles(b) for b in frameworks if tiers.get(b) == tier])
         word, means = WRONG_TIERS[tier]
         parts.append(f"{named}: {means if word == WRONG_TIERS[top][0] else f'{word}, {means}'}")
     return f"{WRONG_TIERS[top][0]} ({'; '.join(parts)})"

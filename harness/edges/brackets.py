@@ -12,7 +12,7 @@ import pandas as pd
 
 from harness.cases.points import segment_index
 from harness.judge.runs import runs
-from harness.numerics.floats import ordinal, sweep_order
+from harness.numerics.floats import from_ordinal, ordinal, sweep_order
 
 __all__ = [
     "EDGE_COLUMNS",
@@ -130,8 +130,6 @@ class Search:
 
     def edge(self, method: str, mode: str, dtype: str, fmt) -> dict:
         """The edge this search found, as a row of :data:`EDGE_COLUMNS`."""
-        from harness.numerics.floats import from_ordinal
-
         if self.exact:
             o_in, o_out = (self.lo, self.hi) if self.side == "end" else (self.hi, self.lo)
         else:
