@@ -181,6 +181,7 @@ rule census_atlas:
         atlas="results/census/atlas.parquet",
         csv="results/census/atlas.csv",
         causes="results/census/causes.parquet",
+        bills="results/census/clean_bills.parquet",
         page="reports/census.html",
     log:
         "logs/census/atlas.log",

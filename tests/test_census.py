@@ -273,6 +273,7 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
     # its derivatives by jet are refusals, each counted once and none judged.
     assert lax.atan_p not in jet.jet_rules and lax.atanh_p in jet.jet_rules
     key = ["backend", "method", "mode", "partial"]
+    clean = {}  # (kernel, backend, dtype) -> every judged value right, from the errors
     for case in ("census_square", "census_atanh", "census_atan"):
         errors = pd.read_parquet(tmp_path / "results" / case / "errors.parquet")
         refused = (
@@ -293,8 +294,24 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
         )
         for k, share in counted.items():
             assert rows.loc[k, "share_right"] == pytest.approx(share, abs=0), k
+        for (backend, dtype), outcomes in judged.groupby(["backend", "dtype"]).outcome:
+            clean[(case.removeprefix("census_"), backend, dtype)] = bool((outcomes == "ok").all())
         assert (rows.loc[rows["unsupported"] > 0, "judged"] == 0).all()
     assert (tmp_path / "results" / "atlas.csv").exists()
+    # The clean bills (no finite differences run: by autodiff is by every method).
+    bills = pd.read_parquet(tmp_path / "results" / "clean_bills.parquet")
+    keys = zip(bills.operator, bills.backend, bills.dtype)
+    assert dict(zip(keys, bills.clean_autodiff)) == clean
+    assert (bills.clean == bills.clean_autodiff).all()
+    assert not all(clean.values())  # atan's NaN derivatives in both frameworks, for one
+    every_dtype = {}  # framework -> its kernels clean in every dtype judged
+    for (kernel, backend, _), right in sorted(clean.items()):
+        every_dtype.setdefault(backend, {}).setdefault(kernel, True)
+        every_dtype[backend][kernel] &= right
+    every_dtype = {
+        b: ", ".join(k for k, right in ks.items() if right) or "none"
+        for b, ks in every_dtype.items()
+    }
     page_path = tmp_path / "reports" / "census.html"
     with sync_playwright() as p:
         browser, page, problems, requests = watched_page(p)
@@ -315,6 +332,12 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
         kernels = page.eval_on_selector_all(every, rows)
         assert all("atanh" in k for k in kernels)
         assert len(kernels) == sum("atanh" in str(p) for p in roots["primitive"])
+        # The summary names each framework's clean kernels.
+        cells = page.eval_on_selector_all(
+            "#clean-bills + p + table tbody tr",
+            "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])",
+        )
+        assert dict(cells) == {"JAX": every_dtype["jax"], "PyTorch": every_dtype["torch"]}
         browser.close()
     assert problems == [] and all(u.startswith(("file://", "data:")) for u in requests)
 

@@ -1,7 +1,8 @@
-"""``reports/census.html``: the kernel census as a kernel x framework matrix for each dtype
-and order (the share of judged values right, over the methods and modes chosen in the
-page), where the frameworks disagree on a kernel which of them is right, and the root
-causes of every failure. Filterable (dtype, order, autodiff only, a kernel's name) and
+"""``reports/census.html``: the kernel census's summary (shares, root causes by kind and
+framework, clean bills: :mod:`harness.report.census_summary`), a kernel x framework
+matrix for each dtype and order (the share of judged values right, over the methods and
+modes chosen in the page), where the frameworks disagree on a kernel which of them is
+right, and the root causes of every failure. Filterable (dtype, order, autodiff only, a kernel's name) and
 sortable (a click on a column's head) in the page; no request leaves it."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import pandas as pd
 
 from harness.backends.catalogue import SPECS
+from harness.report.census_summary import census_summary
 from harness.report.html import e, page
 
 __all__ = ["census_page"]
@@ -166,10 +168,17 @@ def _options(element: str, values, label: str) -> str:
     return f'<label>{e(label)} <select id="{element}">{opts}</select></label> '
 
 
-def census_page(atlas: pd.DataFrame, verdict, causes: pd.DataFrame | None = None) -> str:
+def census_page(
+    atlas: pd.DataFrame,
+    verdict,
+    causes: pd.DataFrame | None = None,
+    bills: pd.DataFrame | None = None,
+) -> str:
     """The page from the atlas (:func:`harness.census.atlas.build_atlas`); ``verdict``
     is :func:`harness.census.atlas.verdicts`; ``causes`` the census's root causes with
-    their reproducers (:func:`harness.census.causes.census_causes`), where collected."""
+    their reproducers (:func:`harness.census.causes.census_causes`), where collected;
+    ``bills`` its clean bills (:func:`harness.census.bills.clean_bills`) for the
+    summary."""
     from harness.census.causes import most_severe
 
     backends = [b for b in SPECS if b in set(atlas["backend"])]
@@ -224,7 +233,8 @@ def census_page(atlas: pd.DataFrame, verdict, causes: pd.DataFrame | None = None
         f"{right:,} of {judged:,} judged values right ({right / max(judged, 1):.2%})."
         f"{refused_text} A cell is the share of judged values right over the methods and modes run "
         "(its tooltip: the root causes); a click on a column's head sorts by it.</p>"
-        f'<div class="controls">{controls}</div>{tables}'
+        f"{census_summary(bills, causes) if bills is not None else ''}"
+        f'<h2>Kernel by framework</h2><div class="controls">{controls}</div>{tables}'
         f"{listed}{_STYLE}{_SCRIPT}"
     )
     return page("Kernel census", body)

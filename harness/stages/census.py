@@ -1,6 +1,7 @@
 """The census stage: the atlas of the census's results (its table, ``atlas.parquet`` and
 ``atlas.csv`` beside the cases' results, with provenance), its root causes with their
-reproducers (``causes.parquet``/``.csv``) and ``reports/census.html``."""
+reproducers (``causes.parquet``/``.csv``), its clean bills (``clean_bills.parquet``/
+``.csv``: :mod:`harness.census.bills`) and ``reports/census.html``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pandas as pd
 
 from harness import provenance
 from harness.census.atlas import build_atlas, verdicts
+from harness.census.bills import clean_bills
 from harness.census.causes import census_causes
 from harness.report.census_page import census_page
 from harness.results import atomic_write_text, write_csv, write_table
@@ -28,6 +30,7 @@ def write_atlas(
         raise FileNotFoundError(f"{cases}: no census case files (run harness census-cases)")
     atlas = build_atlas(results, cases)
     causes = census_causes(results, study)
+    bills = clean_bills(atlas)
     meta = provenance.collect(
         stage="census",
         cases=sorted(p.stem for p in cases.glob("census_*.yaml")),
@@ -39,6 +42,8 @@ def write_atlas(
     write_csv(atlas, results / "atlas.csv", meta)
     write_table(causes, results / "causes.parquet", meta)
     write_csv(causes, results / "causes.csv", meta)
+    write_table(bills, results / "clean_bills.parquet", meta)
+    write_csv(bills, results / "clean_bills.csv", meta)
     reports.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(reports / "census.html", census_page(atlas, verdicts, causes))
+    atomic_write_text(reports / "census.html", census_page(atlas, verdicts, causes, bills))
     return atlas
