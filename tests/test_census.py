@@ -338,6 +338,17 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
             "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])",
         )
         assert dict(cells) == {"JAX": every_dtype["jax"], "PyTorch": every_dtype["torch"]}
+        # A cell's tooltip: where every method and mode is right, as exact floats. JAX's
+        # second derivative of x*x is 2 at every input swept, -max to max.
+        page.select_option("#c-order", "2")
+        page.fill("#c-name", "square")
+        cell = "table.matrix:not([hidden]) tbody tr:not([hidden]) td:nth-child(2)"
+        assert page.locator(cell).count() == 1
+        title = page.get_attribute(cell, "title")
+        largest = repr(float(np.finfo(np.float64).max))
+        assert title.splitlines()[0] == (
+            f"right in every method and mode on x: [-{largest}, {largest}]"
+        )
         browser.close()
     assert problems == [] and all(u.startswith(("file://", "data:")) for u in requests)
 

@@ -1,13 +1,17 @@
-"""The census's clean bills and root-cause counts, from small atlases written out here: a
-kernel is clean in a framework and dtype only where every judged value is right (by
-autodiff, and by every method), a refused value is not judged, a framework without the
-kernel has no bill, and each root cause counts once per framework it names."""
+"""The census's clean bills, root-cause counts and stable regions, from small atlases
+written out here: a kernel is clean in a framework and dtype only where every judged
+value is right (by autodiff, and by every method), a refused value is not judged, a
+framework without the kernel has no bill, each root cause counts once per framework it
+names, and a stable region is written in exact floats of its dtype."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
-from harness.census.atlas import ATLAS_COLUMNS
+from harness.census.atlas import ATLAS_COLUMNS, intersect, region_text
 from harness.census.bills import cause_counts, clean_bills, clean_kernels
 
 
@@ -116,3 +120,31 @@ def test_root_causes_count_once_in_each_framework_they_name():
         "torch": 0,
         "all": 1,
     }
+
+
+def test_a_stable_region_is_written_in_exact_floats_of_its_dtype():
+    # float32's 0x42b17218 and its neighbour below, 0x42b17217 (exp overflows between).
+    edge, below = (
+        float(np.frombuffer(np.uint32(bits).tobytes(), np.float32)[0])
+        for bits in (0x42B17218, 0x42B17217)
+    )
+    text = region_text({"x": [[-edge, below], [edge, edge]]}, "float32")
+    assert text == "x: [-88.72284, 88.72283]; [88.72284, 88.72284]"
+    assert [float(np.float32(t)) for t in ("88.72284", "88.72283")] == [edge, below]
+    # float64: every digit that tells the double apart; a grid names each input.
+    third = 1 / 3
+    assert region_text({"x": [[third, 2.0]], "y": []}, "float64") == (
+        "x: [0.3333333333333333, 2.0] | y: none"
+    )
+    tiny = math.ldexp(1, -1074)
+    assert region_text({"x": [[tiny, 1.0]]}, "float64") == "x: [5e-324, 1.0]"
+
+
+def test_the_region_right_in_every_mode_is_the_intersection_of_theirs():
+    eager = {"x": [[-10.0, -1.0], [0.0, 5.0], [7.0, 9.0]]}
+    jit = {"x": [[-3.0, 0.5], [4.0, 8.0]]}
+    assert intersect([eager, jit]) == {"x": [[-3.0, -1.0], [0.0, 0.5], [4.0, 5.0], [7.0, 8.0]]}
+    assert intersect([eager, {"x": []}]) == {"x": []}
+    assert intersect([eager, {"x": [[9.0, 12.0]]}]) == {"x": [[9.0, 9.0]]}
+    assert intersect([eager]) == eager
+    assert intersect([]) == {}

@@ -12,6 +12,7 @@ census case's tables are the study's own.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -21,9 +22,10 @@ from harness.cases.load import load_case
 from harness.causes.classify import refused
 from harness.causes.evidence import exception_text
 from harness.causes.study import refusals
+from harness.judge.findings_text import format_value
 from harness.results import read_table
 
-__all__ = ["ATLAS_COLUMNS", "FAILING", "build_atlas", "verdicts"]
+__all__ = ["ATLAS_COLUMNS", "FAILING", "build_atlas", "intersect", "region_text", "verdicts"]
 
 #: The outcomes that are failures (``inaccurate`` included: beyond the tolerance).
 FAILING = ("inaccurate", "wrong", "nan", "inf", "zero", "missing", "error")
@@ -31,7 +33,7 @@ ATLAS_COLUMNS = (
     "operator", "case", "backend", "dtype", "order", "partial", "method", "mode",
     "points", "judged", "ok", *FAILING, "unsupported", "not_applicable", "ref_unreliable",
     "share_right",
-    "median_bits", "max_bits", "worst", "stable_domain", "root_causes",
+    "median_bits", "max_bits", "worst", "stable_domain", "stable_domain_json", "root_causes",
 )  # fmt: skip
 
 
@@ -52,6 +54,38 @@ def _causes(findings: pd.DataFrame) -> dict[tuple, list[str]]:
                 key = (f.backend, f.dtype, f.partial, method, mode)
                 out.setdefault(key, set()).add(str(f.root_cause))
     return {k: sorted(v) for k, v in out.items()}
+
+
+def region_text(domain: dict[str, list], dtype: str) -> str:
+    """A stable region (``{input: [[lo, hi], ...]}``) as exact floats of ``dtype``: each
+    end the shortest decimal that reads back as it (``x: [-88.72283, 88.72283]``)."""
+    parts = []
+    for name, runs in domain.items():
+        text = "; ".join(
+            f"[{format_value(lo, dtype)}, {format_value(hi, dtype)}]" for lo, hi in runs
+        )
+        parts.append(f"{name}: {text or 'none'}")
+    return " | ".join(parts)
+
+
+def intersect(domains: list[dict[str, list]]) -> dict[str, list]:
+    """Where every one of ``domains`` is stable: per input, the intersection of their
+    runs (closed intervals)."""
+    out = dict(domains[0]) if domains else {}
+    for domain in domains[1:]:
+        for name in out:
+            a, b, both = out[name], domain.get(name, []), []
+            i = j = 0
+            while i < len(a) and j < len(b):
+                lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+                if lo <= hi:
+                    both.append([lo, hi])
+                if a[i][1] < b[j][1]:
+                    i += 1
+                else:
+                    j += 1
+            out[name] = both
+    return out
 
 
 #: What one atlas row is about, beyond its case.
@@ -91,6 +125,10 @@ def build_atlas(results: Path, cases: Path) -> pd.DataFrame:
             - s["unsupported"]
         )  # fmt: skip
         s["share_right"] = (s["ok"] / s["judged"]).where(s["judged"] > 0)
+        s["stable_domain"] = [
+            region_text(json.loads(d), dtype) if d else ""
+            for d, dtype in zip(s["stable_domain_json"], s["dtype"])
+        ]
         s["root_causes"] = [
             ", ".join(causes.get((r.backend, r.dtype, r.partial, r.method, r.mode), []))
             for r in s.itertuples(index=False)
@@ -107,12 +145,17 @@ def build_atlas(results: Path, cases: Path) -> pd.DataFrame:
 
 def verdicts(atlas: pd.DataFrame) -> pd.DataFrame:
     """Per case, dtype, partial and framework: the share right over every method and mode
-    (all values judged there), the worst method/mode's share, and the root causes."""
+    (all values judged there), the worst method/mode's share, the stable region of every
+    method and mode at once (exact floats of the dtype) and the root causes."""
     judged = atlas[atlas["judged"] > 0]
     keys = ["operator", "case", "dtype", "order", "partial", "backend"]
     g = judged.groupby(keys, sort=True)
     out = g.agg(judged=("judged", "sum"), ok=("ok", "sum"), worst=("share_right", "min"))
     out["share_right"] = out["ok"] / out["judged"]
+    out["stable_region"] = [
+        region_text(intersect([json.loads(d) for d in group if d]), key[2])
+        for key, group in g["stable_domain_json"]
+    ]
     out["root_causes"] = g["root_causes"].agg(
         lambda s: ", ".join(sorted({c for v in s for c in str(v).split(", ") if c}))
     )

@@ -83,8 +83,10 @@ def _cell(row: pd.Series | None) -> str:
     if row is None:
         return '<td data-sort="-1" class="muted">not applicable</td>'
     share = float(row["share_right"])
-    causes = str(row["root_causes"])
-    title = f' title="{e(causes)}"' if causes else ""
+    region, causes = str(row["stable_region"]), str(row["root_causes"])
+    lines = [f"right in every method and mode on {region}"] if region else []
+    lines += [f"root causes: {causes}"] if causes else []
+    title = f' title="{e(chr(10).join(lines))}"' if lines else ""
     text = f"{share:.1%} of {int(row['judged'])}" if share == share else "-"
     return f'<td data-sort="{share:.6f}" style="background:{_colour(share)}"{title}>{e(text)}</td>'
 
@@ -232,7 +234,8 @@ def census_page(
         f"implementations, orders {orders[0]}-{orders[-1]}, in {', '.join(dtypes)}: "
         f"{right:,} of {judged:,} judged values right ({right / max(judged, 1):.2%})."
         f"{refused_text} A cell is the share of judged values right over the methods and modes run "
-        "(its tooltip: the root causes); a click on a column's head sorts by it.</p>"
+        "(its tooltip: where every method and mode is right, as exact floats of the dtype, "
+        "and the root causes); a click on a column's head sorts by it.</p>"
         f"{census_summary(bills, causes) if bills is not None else ''}"
         f'<h2>Kernel by framework</h2><div class="controls">{controls}</div>{tables}'
         f"{listed}{_STYLE}{_SCRIPT}"
