@@ -31,6 +31,19 @@ def _cmd_cases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_thresholds(args: argparse.Namespace) -> int:
+    from harness.cases.schema import DTYPES
+    from harness.census.thresholds import TABLE, write_table
+    from harness.operators import OPERATORS
+
+    found = write_table(OPERATORS, DTYPES, Path(args.out) if args.out else TABLE)
+    count = sum(len(v) for per in found.values() for v in per.values())
+    print(
+        f"{count} thresholds of {len(next(iter(found.values())))} operators in {len(found)} dtypes"
+    )
+    return 0
+
+
 def _cmd_atlas(args: argparse.Namespace) -> int:
     from harness.results import ResultsError
     from harness.stages.census import write_atlas
@@ -68,6 +81,14 @@ def add_census_commands(sub) -> None:
         help="comma-separated operators (default: every one the census checks)",
     )
     p.set_defaults(func=_cmd_cases)
+
+    p = sub.add_parser(
+        "census-thresholds",
+        help="compute where each kernel's value and derivatives cross the dtypes' limits "
+        "(the table the census's case files sample)",
+    )
+    p.add_argument("--out", default=None, help="default: harness/census/thresholds.json")
+    p.set_defaults(func=_cmd_thresholds)
 
     p = sub.add_parser("census", help="the census's atlas from its results (table and page)")
     p.add_argument("--results", default="results/census")

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.census.points import argument_values
+from harness.census.thresholds import thresholds
 from harness.operators import OPERATORS, Kernel, Operator
 from harness.results import atomic_write_text
 
@@ -138,7 +139,9 @@ def census_cases(
             continue
         samplings = [op.sampling[min(i, len(op.sampling) - 1)] for i in range(op.arity[0])]
         if op.arity[0] == 1:
-            x = argument_values(samplings[0], dtypes, per_sign)
+            x = argument_values(
+                samplings[0], dtypes, per_sign, lambda dtype, name=name: thresholds(name, dtype)
+            )
             out.append(
                 CensusCase(
                     f"census_{name}",

@@ -1,7 +1,9 @@
 """Where the census samples an operator's argument in one dtype: log-spaced magnitudes
 over the dtype's whole range (both signs, from the smallest subnormal to the largest
 finite), distances to each finite boundary of the domain (log-spaced, from one ulp), and
-the special points with their neighbouring floats (and -0.0 beside 0).
+the special points with their neighbouring floats (and -0.0 beside 0), and for a
+function of one argument the floats where its value or a derivative crosses the dtype's
+limits (:mod:`harness.census.thresholds`), with theirs.
 
 The values are floats of the dtype (rounded to it), given as float64; a census case
 holds the union over its dtypes, and each dtype keeps the ones it represents
@@ -11,7 +13,7 @@ holds the union over its dtypes, and each dtype keeps the ones it represents
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -55,16 +57,23 @@ def neighbours(value: float, dtype: str, steps: int = 1) -> np.ndarray:
     return out[np.isfinite(out)]
 
 
-def argument_values(sampling: Sampling, dtypes: Iterable[str], per_sign: int) -> np.ndarray:
+def argument_values(
+    sampling: Sampling,
+    dtypes: Iterable[str],
+    per_sign: int,
+    thresholds: Callable[[str], Iterable[float]] = lambda dtype: (),
+) -> np.ndarray:
     """Every value the census gives one argument over ``dtypes``: sorted, unique by bit
-    pattern (-0.0 and 0.0 both kept), inside the closed domain."""
+    pattern (-0.0 and 0.0 both kept), inside the closed domain; ``thresholds(dtype)``:
+    more points of the dtype sampled with their neighbours (where the kernel's value or a
+    derivative crosses the dtype's limits, :mod:`harness.census.thresholds`)."""
     parts = []
     for dtype in dtypes:
         parts.append(sweep(dtype, per_sign))
         for bound in (sampling.lower, sampling.upper):
             if math.isfinite(bound) and bound != 0:
                 parts.append(boundary_sweep(bound, dtype, max(per_sign // 4, 4)))
-        for point in sampling.special:
+        for point in (*sampling.special, *thresholds(dtype)):
             parts.append(neighbours(point, dtype))
     values = np.concatenate(parts).astype(np.float64)
     values = values[(values >= sampling.lower) & (values <= sampling.upper)]
