@@ -3,17 +3,18 @@ the largest finite (beyond it the result overflows), the smallest normal (below 
 result is subnormal, which platforms flush and formulas lose) and half the smallest
 subnormal (below it the result rounds to 0). A framework often fails from such a
 threshold on over a band narrower than the gap between two log-spaced samples: JAX's
-``jet`` gives 0 for the third derivative of ``exp`` from x = -708.3964185322641 (where
-``exp`` turns subnormal in float64) to -705.2. The census samples each threshold with its
+``jet`` gives 0 for the third and fourth derivatives of ``exp`` from x =
+-708.3964185322641 (where ``exp`` turns subnormal in float64) to -705.22. The census samples each threshold with its
 neighbouring floats (:func:`harness.census.points.argument_values`), and the bisection
 finds the band's far edge.
 
 The thresholds are found from the operator's certified Arb rule (its Taylor coefficients),
 for the operators of one argument: ``|f^(k)|`` at 512 log-spaced magnitudes per sign
 over the dtype's range (and the operator's special points), then each change of side
-narrowed to adjacent floats of the dtype. That takes minutes, so the results are kept in
-``thresholds.json`` beside this module (``harness census-thresholds`` writes it again;
-a test recomputes some operators and compares), and reading the workflow costs nothing.
+narrowed to adjacent floats of the dtype. That takes 11 s for every operator and dtype,
+so the results are kept in ``thresholds.json`` beside this module (``harness
+census-thresholds`` writes it again; a test recomputes it and compares), and reading the
+workflow costs nothing.
 """
 
 from __future__ import annotations
@@ -46,20 +47,6 @@ _SCAN = 512  # log-spaced magnitudes per sign scanned for a change of side
 _PREC = 128  # bits of the balls
 
 
-class _precision:
-    """Arb's working precision set for a block (python-flint's is global)."""
-
-    def __enter__(self):
-        import flint
-
-        self.saved, flint.ctx.prec = flint.ctx.prec, _PREC
-
-    def __exit__(self, *exc):
-        import flint
-
-        flint.ctx.prec = self.saved
-
-
 def levels(dtype: str) -> tuple[int, ...]:
     """The magnitudes a result crosses, as exponents of 2 where exact: the largest finite
     (``None``: the format's own), the smallest normal, half the smallest subnormal."""
@@ -80,10 +67,10 @@ def _sides(op, x: float, dtype: str) -> list[list[float]]:
     the rule is not defined or its ball does not decide the side."""
     import flint
 
-    from harness.reference.balls import pointwise_coefficients
+    from harness.reference.balls import pointwise_coefficients, working_bits
 
     nan_row = [math.nan] * (ORDERS + 1)
-    with _precision():
+    with working_bits(_PREC):
         try:
             coefficients = pointwise_coefficients(op.arb, flint.arb(x), ORDERS)
         except Exception:  # noqa: BLE001 (not defined here, or balls cannot decide)
