@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.census.bills import clean_bills, clean_kernels
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -69,15 +71,13 @@ def main() -> None:
     print(causes.groupby("kind").size().to_string())
     by_framework = Counter(b for bs in causes["backends"] for b in bs.split(", "))
     print("root causes per framework:", dict(sorted(by_framework.items())))
-    auto = atlas[(atlas["method"] != "finite_difference") & (atlas["judged"] > 0)]
-    clean = auto.groupby(["backend", "operator"]).apply(
-        lambda g: bool((g["ok"] == g["judged"]).all()), include_groups=False
-    )
-    for backend, kernels in clean.groupby(level=0):
-        right = sorted(k for (_, k), v in kernels.items() if v)
+    bills = clean_bills(atlas)
+    right_everywhere = clean_kernels(bills)
+    for backend, bill in bills.groupby("backend"):
+        right = right_everywhere.get(backend, [])
         print(
-            f"{backend}: right everywhere (autodiff) in {len(right)} of {len(kernels)}: "
-            + ", ".join(right)
+            f"{backend}: right everywhere (autodiff) in {len(right)} of "
+            f"{bill['operator'].nunique()}: " + ", ".join(right)
         )
     study = Path("results/root_causes.parquet")
     if study.exists():

@@ -34,6 +34,7 @@ __all__ = [
     "MODES",
     "BackendSpec",
     "SPECS",
+    "TITLES",
     "get",
     "installed",
     "load",
@@ -43,6 +44,9 @@ __all__ = [
 #: The registration: one line per back end, in the order studies list them (the first is
 #: the back end of rows and probes that name none).
 SPECS: dict[str, BackendSpec] = {spec.name: spec for spec in (TENSORFLOW, JAX, TORCH)}
+
+#: Each back end's name as its framework calls itself (``torch``: "PyTorch").
+TITLES: dict[str, str] = {name: spec.title for name, spec in SPECS.items()}
 
 #: The frameworks a case runs in.
 BACKENDS: tuple[str, ...] = tuple(SPECS)

@@ -4,8 +4,8 @@ result is subnormal, which platforms flush and formulas lose) and half the small
 subnormal (below it the result rounds to 0). A framework often fails from such a
 threshold on over a band narrower than the gap between two log-spaced samples: JAX's
 ``jet`` gives 0 for the third and fourth derivatives of ``exp`` from x =
--708.3964185322641 (where ``exp`` turns subnormal in float64) to -705.22. The census samples each threshold with its
-neighbouring floats (:func:`harness.census.points.argument_values`), and the bisection
+-708.3964185322641 (where ``exp`` turns subnormal in float64) to -705.22. The census
+samples each threshold with its neighbouring floats (:func:`harness.census.points.argument_values`), and the bisection
 finds the band's far edge.
 
 The thresholds are found from the operator's certified Arb rule (its Taylor coefficients),
@@ -19,6 +19,7 @@ workflow costs nothing.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable
@@ -31,7 +32,7 @@ from harness.numerics.floats import FORMATS, from_ordinal, ordinal, to_format
 __all__ = [
     "ORDERS",
     "TABLE",
-    "crossings",
+    "crossing",
     "levels",
     "operator_thresholds",
     "table",
@@ -94,7 +95,7 @@ def _sides(op, x: float, dtype: str) -> list[list[float]]:
         return out
 
 
-def crossings(g, lo: int, hi: int, g_lo: float, g_hi: float) -> int:
+def crossing(g, lo: int, hi: int, g_lo: float, g_hi: float) -> int:
     """The ordinal of the first float on ``hi``'s side of the change of sign of ``g``
     (a function of ordinals) between ``lo`` and ``hi``: steps interpolated in ``g``
     alternate with halvings, so a smooth ``g`` takes a few evaluations and any other at
@@ -147,7 +148,7 @@ def operator_thresholds(op, dtype: str, special: Iterable[float] = ()) -> list[f
                     x = float(from_ordinal(np.array([o], np.int64), fmt)[0])
                     return _sides(op, x, dtype)[level][k]
 
-                found.add(crossings(g, int(ords[i]), int(ords[i + 1]), a, b))
+                found.add(crossing(g, int(ords[i]), int(ords[i + 1]), a, b))
     return sorted(float(x) for x in from_ordinal(np.array(sorted(found), np.int64), fmt))
 
 
@@ -167,13 +168,9 @@ def thresholds(operator: str, dtype: str) -> list[float]:
     return _committed().get(dtype, {}).get(operator, [])
 
 
-_LOADED: dict = {}
-
-
+@functools.cache
 def _committed() -> dict:
-    if not _LOADED:
-        _LOADED.update(json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {})
-    return _LOADED
+    return json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.exists() else {}
 
 
 def write_table(operators: dict, dtypes: Iterable[str], path: Path = TABLE) -> dict:
@@ -183,5 +180,5 @@ def write_table(operators: dict, dtypes: Iterable[str], path: Path = TABLE) -> d
 
     found = table(operators, dtypes)
     atomic_write_text(path, json.dumps(found, indent=1, sort_keys=True) + "\n")
-    _LOADED.clear()
+    _committed.cache_clear()
     return found

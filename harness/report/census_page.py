@@ -11,13 +11,13 @@ import json
 
 import pandas as pd
 
-from harness.backends.catalogue import SPECS
+from harness.backends.catalogue import SPECS, TITLES
+from harness.numerics.floats import DTYPES
 from harness.report.census_summary import census_summary
 from harness.report.html import e, page
 
 __all__ = ["census_page"]
 
-_TITLES = {name: spec.title for name, spec in SPECS.items()}
 
 _STYLE = """
 <style>
@@ -93,8 +93,8 @@ def _cell(row: pd.Series | None) -> str:
 
 def _agreement(cells: dict[str, pd.Series]) -> str:
     """Which frameworks are right everywhere here and which are not."""
-    right = [_TITLES[b] for b, r in cells.items() if r["share_right"] >= 1.0]
-    wrong = [_TITLES[b] for b, r in cells.items() if r["share_right"] < 1.0]
+    right = [TITLES[b] for b, r in cells.items() if r["share_right"] >= 1.0]
+    wrong = [TITLES[b] for b, r in cells.items() if r["share_right"] < 1.0]
     if right and wrong:
         return f"right: {', '.join(right)}; not: {', '.join(wrong)}"
     return "all right" if right else ("none right" if wrong else "")
@@ -102,7 +102,7 @@ def _agreement(cells: dict[str, pd.Series]) -> str:
 
 def _matrix(v: pd.DataFrame, dtype: str, order: int, methods: str, backends: list[str]) -> str:
     sel = v[(v["dtype"] == dtype) & (v["order"] == order)]
-    head = "".join(f"<th>{e(_TITLES[b])}</th>" for b in backends)
+    head = "".join(f"<th>{e(TITLES[b])}</th>" for b in backends)
     rows = []
     for (case, partial), g in sel.groupby(["case", "partial"], sort=True):
         cells = {r["backend"]: r for _, r in g.iterrows()}
@@ -123,7 +123,7 @@ def _scripts(cause: pd.Series) -> str:
     """Each framework's reproducer: what it prints against the truth, the script."""
     parts = []
     for backend, r in sorted(json.loads(cause["scripts"]).items()):
-        name = _TITLES.get(backend, backend)
+        name = TITLES.get(backend, backend)
         if not r["script"]:
             parts.append(
                 f"<p>{e(name)}: {e(r['note'] or 'no script')} <code>{e(r['probe'])}</code></p>"
@@ -141,7 +141,7 @@ def _cause_rows(causes: pd.DataFrame) -> str:
     rows = []
     for _, c in causes.iterrows():
         scripts = json.loads(c["scripts"])
-        frameworks = ", ".join(_TITLES.get(b, b) for b in str(c["frameworks"]).split(", "))
+        frameworks = ", ".join(TITLES.get(b, b) for b in str(c["frameworks"]).split(", "))
         shown = f"{int(c['reproduced'])} of {len(scripts)}" if scripts else "-"
         rows.append(
             f'<tr data-kernel="{e(c["primitive"])}"><td data-sort="{int(c["severity"])}">'
@@ -184,7 +184,7 @@ def census_page(
     from harness.census.causes import most_severe
 
     backends = [b for b in SPECS if b in set(atlas["backend"])]
-    dtypes = sorted(set(atlas["dtype"]), key=["float16", "bfloat16", "float32", "float64"].index)
+    dtypes = sorted(set(atlas["dtype"]), key=DTYPES.index)
     orders = sorted(set(int(o) for o in atlas["order"]))
     views = {
         "all": verdict(atlas),

@@ -6,23 +6,21 @@ from __future__ import annotations
 
 import pandas as pd
 
-from harness.backends.catalogue import SPECS
+from harness.backends.catalogue import SPECS, TITLES
 from harness.census.bills import cause_counts, clean_kernels
+from harness.numerics.floats import DTYPES
 from harness.report.html import table
 
 __all__ = ["census_summary"]
 
-_TITLES = {name: spec.title for name, spec in SPECS.items()}
-_DTYPES = ("float16", "bfloat16", "float32", "float64")
-
 
 def _shares(bills: pd.DataFrame, backends: list[str]) -> str:
     """Values judged right, per framework (rows) and dtype (columns), by every method."""
-    dtypes = [d for d in _DTYPES if d in set(bills["dtype"])]
+    dtypes = [d for d in DTYPES if d in set(bills["dtype"])]
     rows = []
     for b in backends:
         mine = bills[bills["backend"] == b]
-        row = {"framework": _TITLES[b]}
+        row = {"framework": TITLES[b]}
         for d in [*dtypes, "all"]:
             sel = mine if d == "all" else mine[mine["dtype"] == d]
             judged, ok = int(sel["judged"].sum()), int(sel["ok"].sum())
@@ -33,7 +31,7 @@ def _shares(bills: pd.DataFrame, backends: list[str]) -> str:
 
 def _counts(causes: pd.DataFrame, backends: list[str]) -> str:
     counts = cause_counts(causes, backends)
-    counts.columns = [_TITLES.get(c, c) for c in counts.columns]
+    counts.columns = [TITLES.get(c, c) for c in counts.columns]
     frame = counts.reset_index()
     return table(frame, numeric=list(counts.columns))
 
@@ -50,12 +48,12 @@ def _bills(bills: pd.DataFrame, backends: list[str]) -> str:
         some = (
             mine[mine["clean_autodiff"] & ~mine["operator"].isin(whole)]
             .groupby("operator", sort=True)["dtype"]
-            .agg(lambda d: ", ".join(x for x in _DTYPES if x in set(d)))
+            .agg(lambda d: ", ".join(x for x in DTYPES if x in set(d)))
         )
         partly = "; ".join(f"{op} ({dtypes})" for op, dtypes in some.items())
         rows.append(
             {
-                "framework": _TITLES[b],
+                "framework": TITLES[b],
                 "kernels judged": int(mine["operator"].nunique()),
                 "right everywhere by autodiff": ", ".join(whole) or "none",
                 "by finite differences too": ", ".join(every.get(b, [])) or "none",

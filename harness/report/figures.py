@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from harness.backends.catalogue import SPECS
+from harness.backends.catalogue import TITLES
 from harness.cases.schema import DEFAULT_BACKEND
 from harness.judge.compare import OUTCOMES, input_columns
 from harness.report.html import COLOURS, svg
@@ -65,7 +65,6 @@ def set_xscale(ax, x: np.ndarray) -> None:
 
 
 #: Each back end's name as a reader knows it, in the registry's order.
-_TITLES = {name: spec.title for name, spec in SPECS.items()}
 
 
 def _layout(errors: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
@@ -79,7 +78,7 @@ def _layout(errors: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
     for dtype in (d for d in _DTYPE_ORDER if d in set(errors.dtype)):
         sub = errors[errors.dtype == dtype]
         present = set(sub["backend"])
-        for backend in [b for b in _TITLES if b in present] + sorted(present - set(_TITLES)):
+        for backend in [b for b in TITLES if b in present] + sorted(present - set(TITLES)):
             modes = sorted(
                 set(sub[sub["backend"] == backend]["mode"]), key=lambda m: order.get(m, 9)
             )
@@ -116,7 +115,7 @@ def _grid(layout, width_per=3.7, height_per=1.7, left=0.65, top=0.9, wgap=0.5):
 
 
 def _panel_title(dtype: str, backend: str, mode: str) -> str:
-    return f"{_TITLES.get(backend, backend)} · {dtype} · {mode}"
+    return f"{TITLES.get(backend, backend)} · {dtype} · {mode}"
 
 
 def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:

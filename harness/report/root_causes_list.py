@@ -13,7 +13,7 @@ import json
 
 import pandas as pd
 
-from harness.backends.catalogue import SPECS
+from harness.backends.catalogue import TITLES
 from harness.causes.classify import CASE_KINDS, FRAMEWORK_KINDS
 from harness.report.html import e
 from harness.report.html import table as html_table
@@ -21,7 +21,6 @@ from harness.report.html import table as html_table
 __all__ = ["FILTER_SCRIPT", "root_causes_section", "unsupported_section"]
 
 #: Each back end's name as a reader knows it, in the registry's order.
-_TITLES = {name: spec.title for name, spec in SPECS.items()}
 _KIND_COLOURS = {
     "kernel": "#c62828",
     "mode": "#6a1b9a",
@@ -78,7 +77,7 @@ def _item(r: dict, reproducers: dict[str, dict], link_case: bool, index_links: b
     findings = f"<details><summary>its {len(links)} findings</summary>{', '.join(links)}</details>"
     repro = []
     for backend, rep in reproducers.items():
-        name = _TITLES.get(backend, backend)
+        name = TITLES.get(backend, backend)
         if rep.get("script"):
             state = "shows the failure" if rep["reproduces"] else "does not show it alone"
             repro.append(
@@ -89,7 +88,7 @@ def _item(r: dict, reproducers: dict[str, dict], link_case: bool, index_links: b
             repro.append(f"<p><b>{e(name)}</b>: {e(rep.get('note', ''))}</p>")
         repro.append(f"<pre>{e(rep['probe'])}</pre>")
     reproduce = (
-        f"<details><summary>reproduce ({', '.join(_TITLES.get(b, b) for b in reproducers)})"
+        f"<details><summary>reproduce ({', '.join(TITLES.get(b, b) for b in reproducers)})"
         f'</summary>{"".join(repro)}<p class="muted">harness bug-report {e(r["id"])}</p></details>'
         if reproducers
         else ""
@@ -106,7 +105,7 @@ def _item(r: dict, reproducers: dict[str, dict], link_case: bool, index_links: b
 
 
 def _select(name: str, values: list[str]) -> str:
-    options = "".join(f'<option value="{e(v)}">{e(_TITLES.get(v, v))}</option>' for v in values)
+    options = "".join(f'<option value="{e(v)}">{e(TITLES.get(v, v))}</option>' for v in values)
     return f'<label>{e(name)} <select data-filter="{e(name)}"><option value="">all</option>{options}</select></label> '
 
 
