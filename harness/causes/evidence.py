@@ -30,9 +30,10 @@ import pandas as pd
 from harness.backends import catalogue
 from harness.causes.rules import check_rules
 from harness.causes.sites import custom_rules
+from harness.judge.findings_text import exception_text
 from harness.results import text_as_objects
 
-__all__ = ["EVIDENCE_COLUMNS", "attach", "exception_text"]
+__all__ = ["EVIDENCE_COLUMNS", "attach"]
 
 EXACT_METHODS = ("reverse", "forward", "forward_over_reverse", "taylor")
 _JUDGED_OUT = ("ref_unreliable", "flushed", "not_applicable")
@@ -64,16 +65,6 @@ EVIDENCE_COLUMNS = [
 
 #: The columns the localisation fills.
 _LOCALISATION = EVIDENCE_COLUMNS[EVIDENCE_COLUMNS.index("localised") : -2]
-
-
-def exception_text(message: str) -> str:
-    """The exception's own words of an ``error`` row's message: the harness prefixes
-    where it happened (``jax forward (1 nested jax.jvp), order 1 (x), float32, eager
-    mode: TypeError: ...``)."""
-    text = str(message or "")
-    if " mode: " in text:
-        text = text.split(" mode: ", 1)[1]
-    return text.strip()
 
 
 def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs) -> pd.DataFrame:

@@ -20,9 +20,8 @@ import pandas as pd
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
 from harness.causes.classify import refused
-from harness.causes.evidence import exception_text
 from harness.causes.study import refusals
-from harness.judge.findings_text import format_value
+from harness.judge.findings_text import exception_text, format_value
 from harness.results import read_table
 
 __all__ = ["ATLAS_COLUMNS", "FAILING", "build_atlas", "intersect", "region_text", "verdicts"]

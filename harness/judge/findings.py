@@ -36,7 +36,7 @@ from harness.cases.schema import DEFAULT_BACKEND
 from harness.judge.axes import Axes
 from harness.judge.findings_text import derivative_name, finding_text, numbered, severity
 from harness.judge.reproduce import reproduce
-from harness.judge.runs import runs
+from harness.judge.runs import grid_runs, runs
 from harness.judge.summary import worst_of
 from harness.numerics.floats import sweep_order
 
@@ -215,7 +215,7 @@ def found(
             runs_here = _intervals(group, axis, pieces, lookup, key, memo)
         else:
             axis = ""
-            runs_here = _grid_sets(group, free or inputs[:1])
+            runs_here = grid_runs(group, free or inputs[:1])
         for k, (run, lo, hi, lo_x, hi_x, lo_out, hi_out, lo_open, hi_open, rows) in enumerate(
             runs_here
         ):
@@ -398,22 +398,6 @@ def _variants(group: list[dict]) -> list[dict]:
         )
     autodiff_first = {m: i for i, m in enumerate(_METHOD_ORDER)}
     out.sort(key=lambda v: (-v["ways"], autodiff_first[v["methods"][0]]))
-    return out
-
-
-def _grid_sets(group: pd.DataFrame, free: Sequence[str]):
-    """On a grid: one "run" per failing outcome, the set of its points."""
-    from harness.judge.runs import Run
-
-    out = []
-    outcome = group["outcome"].astype(str)
-    for name in sorted(set(outcome) - {"ok", "ref_unreliable", "flushed", "not_applicable"}):
-        at = (outcome == name).to_numpy()
-        rows = group.index.to_numpy()[at]
-        x = group[free[0]].to_numpy(np.float64)[at]
-        lo, hi = float(x.min()), float(x.max())
-        run = Run(name, 0, len(rows) - 1, len(rows), -1, -1, ((name, len(rows)),))
-        out.append((run, lo, hi, False, False, math.nan, math.nan, True, True, rows))
     return out
 
 

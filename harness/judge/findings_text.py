@@ -17,6 +17,7 @@ from harness.results import text_as_objects
 
 __all__ = [
     "derivative_name",
+    "exception_text",
     "finding_text",
     "format_value",
     "interval_text",
@@ -30,6 +31,16 @@ __all__ = [
 def severity(outcome: str) -> int:
     """Higher is worse: wrong 7 ... inaccurate 1 (0: not a failure)."""
     return len(SEVERITY) - SEVERITY.index(outcome) if outcome in SEVERITY else 0
+
+
+def exception_text(message: str) -> str:
+    """The exception's own words of an ``error`` row's message: the harness prefixes
+    where it happened (``jax forward (1 nested jax.jvp), order 1 (x), float32, eager
+    mode: TypeError: ...``)."""
+    text = str(message or "")
+    if " mode: " in text:
+        text = text.split(" mode: ", 1)[1]
+    return text.strip()
 
 
 def format_value(value: float, dtype: str) -> str:

@@ -24,10 +24,11 @@ Along the points of one combination, sorted by the swept input:
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
-__all__ = ["FLICKER", "SEVERITY", "Run", "runs"]
+__all__ = ["FLICKER", "SEVERITY", "Run", "grid_runs", "runs"]
 
 #: Consecutive ``ok`` points that may lie inside an episode of a failure without ending it.
 FLICKER = 3
@@ -158,4 +159,20 @@ def _mixed(spans: list[list]) -> list[list]:
             out.append([worst, stretch[i][1], stretch[j][2], hits])
             i = j + 1
         k = m + 1
+    return out
+
+
+def grid_runs(group, free) -> list[tuple]:
+    """On a grid (``group``: one combination's rows; ``free``: its free inputs): one "run"
+    per failing outcome, the set of its points, as :func:`harness.judge.findings.find`
+    reads a run along an axis (the run, its bounds, its rows)."""
+    out = []
+    outcome = group["outcome"].astype(str)
+    for name in sorted(set(outcome) - {"ok", "ref_unreliable", "flushed", "not_applicable"}):
+        at = (outcome == name).to_numpy()
+        rows = group.index.to_numpy()[at]
+        x = group[free[0]].to_numpy(np.float64)[at]
+        lo, hi = float(x.min()), float(x.max())
+        run = Run(name, 0, len(rows) - 1, len(rows), -1, -1, ((name, len(rows)),))
+        out.append((run, lo, hi, False, False, math.nan, math.nan, True, True, rows))
     return out
