@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["EXIT_INVALID", "Progress", "print_summary", "run_diff"]
+__all__ = ["EXIT_INVALID", "Progress", "no_findings", "print_summary", "run_diff"]
 
 #: The exit status of every refused input (a case, a point, an option, a file).
 EXIT_INVALID = 2
@@ -54,7 +54,7 @@ def print_summary(prep, results: str | Path, table: bool = False) -> None:
         print(format_summary(summary) + "\n")
     stated = statements(case_findings(path), texts=20)
     if stated.empty:
-        print(f"{prep.case.id}: no findings: every judged value is ok.")
+        print(no_findings(prep.case.id, summary))
     else:
         unexpected = stated[stated["expected"] == "unexpected"]
         print(
@@ -74,6 +74,20 @@ def print_summary(prep, results: str | Path, table: bool = False) -> None:
         f"\n{prep.case.id}: {int(summary['points'].sum())} values: {total}"
         + (f"; {broken} broke an expectation" if broken else "")
         + ("" if table else " (--table: every combination)")
+    )
+
+
+def no_findings(case_id: str, summary) -> str:
+    """The line for a case without findings: only what was judged is called ok, and the
+    values kept out of every verdict are counted apart, by why."""
+    from harness.judge.compare import NOT_JUDGED
+
+    aside = {o: int(summary[o].sum()) for o in NOT_JUDGED if o in summary}
+    aside = {o: n for o, n in aside.items() if n}
+    judged = int(summary["points"].sum()) - sum(aside.values())
+    apart = ", ".join(f"{n} {o}" for o, n in aside.items())
+    return f"{case_id}: no findings: the {judged} judged values are ok" + (
+        f"; {apart} not judged." if apart else "."
     )
 
 

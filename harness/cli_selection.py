@@ -116,6 +116,13 @@ def prepare_case(args: argparse.Namespace):
     except ValueError as exc:
         print(f"harness {args.command}: {exc}", file=sys.stderr)
         return None
+    # Nothing asked is dropped without a word: what the settings leave out, and why.
+    absent = [b for b in args.backends or () if b not in prep.backends]
+    notes = [*prep.settings.left_out]
+    if absent:
+        notes.append(f"backends {', '.join(absent)}: not installed here (or not the case's)")
+    for note in notes:
+        print(f"harness {args.command}: {args.case}: left out: {note}", file=sys.stderr)
     empty = [k for k in ("dtypes", "methods", "modes") if not getattr(prep.settings, k)]
     if not prep.backends:
         empty.append("installed back ends")

@@ -146,6 +146,9 @@ class Settings:
     localise: bool = True  # failing derivatives localised to a primitive (harness.causes)
     batch: int | None = None  # every evaluation batch padded to this many points at least
     compilation_cache: bool = True  # JAX's compiled programs kept across processes
+    #: What the settings leave out and why, one sentence each ("dtypes float16: the
+    #: quick setting leaves them out; --setting full runs them"): a command says them.
+    left_out: tuple[str, ...] = ()
 
     @property
     def highest_order(self) -> int:
@@ -169,36 +172,65 @@ def settings_for(
     modes: list[str] | None = None,
     max_points: int | None = None,
     backends: list[str] | None = None,
+    orders: list[int] | None = None,
 ) -> Settings:
     """The case's settings: the config's lists, narrowed by the case, then (in the
     ``quick`` setting) by the config's and the case's ``quick`` blocks, then by the caller.
 
     Lists narrow by intersection; ``max_points`` and each method's ``max_order`` by the
-    smallest value given anywhere.
+    smallest value given anywhere. What the caller asks for runs: an asked dtype, method,
+    mode or back end passes the study's lists and the quick blocks (only the case's own
+    list bounds it), and asked ``orders`` lift the quick setting's caps on them. What is
+    left out all the same, and what a setting leaves out that was not asked, is said in
+    :attr:`Settings.left_out`.
     """
     setting = config.data.get("setting", "full")
     narrowings = []
     if setting == "quick":
         narrowings = [n for n in (Narrowing.from_data(config.data.get("quick")), case.quick) if n]
+    left: list[str] = []
 
     def pick(field_: str, all_: tuple[str, ...], in_case, asked) -> tuple[str, ...]:
+        if asked:
+            chosen = [x for x in asked if in_case is None or x in in_case]
+            refused = [x for x in asked if x not in chosen]
+            if refused:
+                left.append(
+                    f"{field_} {', '.join(refused)}: the case runs only "
+                    f"{', '.join(in_case)} (its own {field_!r})"
+                )
+            return tuple(x for x in all_ if x in chosen)
         chosen = [x for x in config.data.get(field_, all_) if in_case is None or x in in_case]
+        before = list(chosen)
         for n in narrowings:
             keep = getattr(n, field_)
             if keep is not None:
                 chosen = [x for x in chosen if x in keep]
-        if asked:
-            chosen = [x for x in chosen if x in asked]
+        if len(chosen) < len(before):
+            dropped = ", ".join(x for x in before if x not in chosen)
+            left.append(
+                f"{field_} {dropped}: the quick setting leaves them out "
+                f"(--setting full or --{field_} runs them)"
+            )
         return tuple(x for x in all_ if x in chosen)
 
     points = [max_points, config.data.get("max_points"), *(n.max_points for n in narrowings)]
     points = [p for p in points if p is not None]
     chosen_methods = pick("methods", METHODS, case.methods, methods)
     max_order = {}
+    top = max(orders, default=0) if orders else 0
     for m in chosen_methods:
         caps = [dict(n.max_order).get(m, MAX_ORDER) for n in narrowings if n.max_order]
-        if min(caps, default=MAX_ORDER) < MAX_ORDER:
-            max_order[m] = min(caps)
+        cap = min(caps, default=MAX_ORDER)
+        if cap < MAX_ORDER and top > cap:  # asked for: it runs
+            cap = MAX_ORDER
+        if cap < MAX_ORDER:
+            max_order[m] = cap
+            if not orders:
+                left.append(
+                    f"{m} above order {cap}: the quick setting leaves it out "
+                    "(--setting full or --orders runs it)"
+                )
     return Settings(
         dtypes=pick("dtypes", DTYPES, case.dtypes, dtypes),
         methods=chosen_methods,
@@ -218,4 +250,5 @@ def settings_for(
         localise=bool(config.data.get("localise", True)),
         batch=config.data.get("batch"),
         compilation_cache=bool(config.data.get("compilation_cache", True)),
+        left_out=tuple(left),
     )

@@ -92,3 +92,65 @@ def test_the_compilation_cache_is_on_unless_the_study_turns_it_off(tmp_path):
 def test_bad_settings_are_refused(overrides, text):
     with pytest.raises(ConfigError, match=text.replace("(", r"\(")):
         load_config(overrides=overrides)
+
+
+def test_what_is_asked_runs_past_the_quick_setting_and_what_is_left_out_is_said(tmp_path, capsys):
+    """``harness run CASE --dtypes float16`` under the quick setting (float32 and float64)
+    ran nothing of float16 and then called every judged value ok: what is asked runs."""
+    prep = _prep(tmp_path, dtypes=["float16"], orders=[4], methods=["forward"])
+    s = prep.settings
+    assert s.dtypes == ("float16",) and set(prep.points) == {"float16"}
+    # Order 4 asked of forward mode: the quick cap (3) is lifted for it.
+    assert s.methods == ("forward",) and s.highest_order == 4
+    assert [len(p) for p in prep.case.partials] == [4]
+    # The case's own list still bounds what runs, and says so.
+    bounded = _prep(tmp_path, methods=["reverse", "forward"])
+    assert bounded.settings.methods == ("forward",)
+    assert any(
+        n.startswith("methods reverse: the case runs only") for n in bounded.settings.left_out
+    )
+    # Unasked, the quick setting's cuts are told: the dtypes, modes and orders it drops.
+    plain = _prep(tmp_path).settings.left_out
+    assert any(n.startswith("dtypes float16, bfloat16: the quick setting") for n in plain)
+    assert any(n.startswith("forward above order 3: the quick setting") for n in plain)
+    # The command line prints them before it runs anything.
+    import argparse
+
+    from harness.cli_selection import prepare_case
+
+    path = tmp_path / "settings.yaml"
+    args = argparse.Namespace(
+        command="run",
+        case=str(path),
+        backends=None,
+        config=None,
+        results=str(tmp_path),
+        dtypes=None,
+        methods=None,
+        modes=None,
+        orders=None,
+        points=None,
+        setting=None,
+        study=None,
+    )
+    assert prepare_case(args) is not None
+    err = capsys.readouterr().err
+    assert f"harness run: {path}: left out: dtypes float16, bfloat16: the quick setting" in err
+
+
+def test_a_case_without_findings_calls_only_its_judged_values_ok():
+    import pandas as pd
+
+    from harness.cli_output import no_findings
+
+    summary = pd.DataFrame(
+        {"points": [10, 6], "ok": [7, 2], "ref_unreliable": [3, 0], "not_applicable": [0, 4]}
+    )
+    line = no_findings("c", summary)
+    assert (
+        line
+        == "c: no findings: the 9 judged values are ok; 3 ref_unreliable, 4 not_applicable not judged."
+    )
+    assert no_findings("c", summary.assign(ref_unreliable=0, not_applicable=0, ok=[10, 6])) == (
+        "c: no findings: the 16 judged values are ok."
+    )

@@ -63,6 +63,7 @@ from harness.numerics.stencils import MODEL_FACTOR
 
 __all__ = [
     "ERROR_COLUMNS",
+    "NOT_JUDGED",
     "OUTCOMES",
     "apply_expectations",
     "compare",
@@ -77,6 +78,8 @@ __all__ = [
 #: Every outcome: those an expectation may declare, ``flushed`` (a platform effect) and
 #: ``not_applicable`` (the combination cannot be written in the back end's framework).
 OUTCOMES = (*DECLARABLE_OUTCOMES, "flushed", "not_applicable")
+#: The outcomes kept out of every verdict: neither right nor wrong.
+NOT_JUDGED = ("ref_unreliable", "flushed", "not_applicable")
 
 ERROR_COLUMNS = [
     "case",

@@ -154,6 +154,7 @@ def prepare(
         selection.modes,
         selection.max_points,
         selection.backends,
+        selection.orders,
     )
     # No reference for orders no selected method computes (the quick setting's caps).
     top = settings.highest_order
