@@ -350,7 +350,7 @@ def test_statements_rank_across_cases_autodiff_before_finite_differences():
     # Written out only as far as asked (the command line prints the first 20).
     first = statements(both, texts=1)
     assert list(first["text"]) == [s["text"][0], ""]
-    assert "at x = 200: got nan" in s["text"][0] and "finite_difference" in s["text"][1]
+    assert "at x = 200.0: got nan" in s["text"][0] and "finite_difference" in s["text"][1]
 
 
 def test_the_worst_point_comes_from_the_ways_most_of_them_share():
@@ -556,3 +556,26 @@ def test_a_misleading_guide_still_ends_at_the_exact_edge():
     assert (e["side"], e["outcome"], e["outside_outcome"]) == ("start", "wrong", "ok")
     assert e["exact"] and (e["inside"], e["outside"]) == (edge, before)
     assert bisector.stats["misled"] == 1
+
+
+def test_a_finding_prints_its_inputs_so_they_read_back_and_a_crash_as_its_exception():
+    """0.49999999999999994 is not 0.5 (the float64 just below it, with outcomes of its
+    own): the statement prints the input so that ``float()`` reads back the same bits. A
+    point that raised shows the exception there, never a value ("got nan")."""
+    below = float(np.nextafter(0.5, 0.0))
+    x = np.array([0.25, below, 0.75])
+    errors = _errors(x, lambda xi, m, mode: "error" if xi == below else "ok").assign(
+        dtype="float64"
+    )
+    at = errors["x"] == below
+    errors.loc[at, "value"] = np.nan
+    errors["message"] = ""
+    errors.loc[at, "message"] = (
+        "tensorflow reverse (1 nested GradientTape), order 1 (x), float64, eager mode: "
+        "TypeError: select cases must have the same shapes, got [(), (4,)]."
+    )
+    (text,) = find(errors, None, ["x"])["text"]
+    printed = text.split("at x = ")[1].split(":")[0]
+    assert float(printed) == below and printed != "0.5"
+    assert "raised TypeError: select cases must have the same shapes" in text
+    assert "got nan" not in text

@@ -8,7 +8,8 @@ The first rule that applies decides (each says what it rests on):
    the start of its message: :attr:`harness.backends.spec.BackendSpec.refusals`, matched
    by :func:`refused`); any other exception is a
    crash of the method (``method``), keyed by the framework, the methods and the
-   exception's text, whichever implementation reaches it (TensorFlow's forward-over-
+   exception (its type and a digest of its text, :func:`crash_id`: the id names the
+   crash, the statement quotes its message), whichever implementation reaches it (TensorFlow's forward-over-
    reverse raising ``IndexError: list index out of range`` under tf.function in the
    gradients of ``pow``, ``maximum``, ``abs`` and ``xlogy`` is one crash), unless the
    value itself raises it (order 0): then the framework's kernel raises, whatever the
@@ -70,8 +71,10 @@ __all__ = [
     "CASE_KINDS",
     "FINITE_DIFFERENCES",
     "FRAMEWORK_KINDS",
+    "ID_PATTERN",
     "KINDS",
     "SEVERITY_LABELS",
+    "crash_id",
     "decide",
     "outcome_class",
     "refused",
@@ -92,6 +95,11 @@ SEVERITY_LABELS = {
     1: "noise at the function's own scale",
     0: "not offered by the framework",
 }
+
+#: What a root cause's id looks like: a kind, then short words of letters, digits and
+#: ``_ . @ + -`` joined by colons (no spaces, no message), at most 120 characters.
+ID_PATTERN = r"^[a-z]+(:[A-Za-z0-9_.@+\-]+){1,5}$"
+ID_LENGTH = 120
 
 #: The subject of every finite-difference-only finding (one stencil, one step rule).
 FINITE_DIFFERENCES = "finite_difference"
@@ -120,15 +128,16 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
     :data:`harness.causes.evidence.EVIDENCE_COLUMNS`); ``refusals``: the exceptions its
     back end refuses a transformation with (:func:`refused`); ``compilers``: its compiled
     modes' compilers (``{"xla": "XLA"}``). The subject is the primitive (``softplus``),
-    the exception (``TypeError: ...``) or the implementation (``case.implementation``)
+    the exception (``TypeError-3fa2b1``, :func:`crash_id`) or the implementation (``case.implementation``)
     the root cause is keyed by."""
     owner = f"{f['case']}.{f['implementation']}"
     if f["outcome"] == "error":
         texts = [t for t in str(f.get("error_text") or "").splitlines() if t]
         if texts and all(refused(t, refusals) for t in texts):
-            return "unsupported", signature(texts[0])
+            return "unsupported", crash_id(texts[0])
         if texts:  # one crash, whichever implementation reaches it
-            return "method", f"{f['backend']}:{f['methods']}:{signature(texts[0])}"
+            methods = "+".join(f["methods"].split(", "))
+            return "method", f"{f['backend']}:{methods}:{crash_id(texts[0])}"
         return "method", f"{owner}@{f['backend']}"
     if f["methods"] == "finite_difference":
         return "formula", FINITE_DIFFERENCES
@@ -209,6 +218,19 @@ def signature(text: str) -> str:
     first = re.sub(r"\[[0-9, ]*\]", "[...]", first)
     first = re.sub(r"float(16|32|64)|bfloat16", "<dtype>", first)
     return first[:200]
+
+
+def crash_id(text: str) -> str:
+    """A short, stable name for an exception: its type and six hex digits of its
+    :func:`signature` (``TypeError-3fa2b1``), so that two exceptions of one type with
+    different messages stay two crashes, and an id never carries the message (which the
+    statement quotes)."""
+    import hashlib
+
+    sig = signature(text)
+    kind = sig.split(":", 1)[0].strip().split(".")[-1]
+    kind = "".join(ch for ch in kind if ch.isalnum() or ch == "_")[:40] or "Exception"
+    return f"{kind}-{hashlib.sha1(sig.encode()).hexdigest()[:6]}"
 
 
 def severity(f) -> int:

@@ -6,6 +6,9 @@ where it fails (the same back end, implementation, derivative and dtype):
 - ``modes_ok`` / ``methods_ok`` / ``backends_ok``: per other mode of the same method,
   other exact method (finite differences aside) in the same modes, and other back end by
   the same methods, the share of those points it gets right (JSON ``{name: share}``);
+- ``value_ok``: the share of the function's own values (order 0, same back end,
+  implementation, dtype and modes) right at those points (NaN: none computed there), so
+  that a statement says "where its value is right" only where it was judged right;
 - ``fixes``: the case's other implementations right at 90% of those points or more (the
   rewrite a user can take);
 - the localisation (:mod:`harness.causes.localise`) over its failing values: the culprit
@@ -30,18 +33,20 @@ import pandas as pd
 from harness.backends import catalogue
 from harness.causes.rules import check_rules
 from harness.causes.sites import custom_rules
+from harness.judge.compare import NOT_JUDGED
 from harness.judge.findings_text import exception_text
 from harness.results import text_as_objects
 
 __all__ = ["EVIDENCE_COLUMNS", "attach"]
 
 EXACT_METHODS = ("reverse", "forward", "forward_over_reverse", "taylor")
-_JUDGED_OUT = ("ref_unreliable", "flushed", "not_applicable")
+_JUDGED_OUT = NOT_JUDGED
 
 EVIDENCE_COLUMNS = [
     "modes_ok",
     "methods_ok",
     "backends_ok",
+    "value_ok",  # the share of the function's own values (order 0) right at those points
     "fixes",
     "rules",  # JSON: the hand-written rules on its path, each checked exactly there
     "localised",  # share of the failing values an expression describes
@@ -91,6 +96,9 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
             "methods_ok": _shares(its["methods"], "method", points, col),
             "backends_ok": _shares(its["backends"], "backend", points, col),
         }
+        value = rows_of.combination((f.backend, f.implementation, "", f.dtype))
+        value = value[col["among"]["mode"](value, modes)]
+        rec["value_ok"] = _shares(value, "backend", points, col, text=False).get(f.backend, np.nan)
         shares = _shares(its["implementations"], "implementation", points, col, text=False)
         rec["fixes"] = json.dumps(sorted(k for k, v in shares.items() if v >= 0.9))
         impl = impls.get(f.implementation)

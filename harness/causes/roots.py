@@ -27,6 +27,7 @@ from harness.cases.schema import BACKENDS
 from harness.causes.classify import (
     FRAMEWORK_KINDS,
     SEVERITY_LABELS,
+    crash_id,
     decide,
     outcome_class,
     severity,
@@ -134,7 +135,7 @@ def _value_crashes(findings: pd.DataFrame, kinds: list, subjects: list, roots: l
 
     def where(i: int) -> tuple:
         text = findings["error_text"].iat[i]
-        first = signature(text if isinstance(text, str) else "")
+        first = crash_id(text) if isinstance(text, str) and text else ""
         return tuple(findings[c].iat[i] for c in ("case", "backend", "implementation", "dtype")) + (
             first,
         )

@@ -254,6 +254,28 @@ def _alone(culprit: dict, row: dict, titles) -> str:
     return "; ".join(parts)
 
 
+#: What :func:`_value_clause` returns where every member's value was judged right.
+_VALUE_RIGHT = "value right"
+
+
+def _value_clause(group: pd.DataFrame) -> str:
+    """What the rows say of the function's own value (order 0) at the members' failing
+    points (``value_ok``, :mod:`harness.causes.evidence`): :data:`_VALUE_RIGHT` where it
+    was judged right at every one of them; ``; the function's value is wrong there too
+    (order 0 right at 40% of these points)`` where it was not; ``""`` where no value was
+    computed there (a statement then claims nothing of it)."""
+    shares = pd.to_numeric(group.get("value_ok", pd.Series(dtype=float)), errors="coerce")
+    shares = shares.dropna()
+    if shares.empty:
+        return ""
+    if (shares >= 1.0).all():
+        return _VALUE_RIGHT
+    return (
+        "; the function's own value is wrong there too (order 0 right at "
+        f"{shares.min():.0%} of these points at worst)"
+    )
+
+
 def root_text(row: dict, group: pd.DataFrame, titles) -> str:
     """The root cause as one statement (see the module's docstring)."""
     frameworks = ", ".join(titles(b) for b in row["frameworks"].split(", "))
@@ -273,11 +295,23 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             f"{frameworks}: {row['implementations']} {verb} computing the value itself, and so "
             f"at {orders} in {dtype}{scope}: {_raised(row, group, subject)}"
         )
-    elif kind == "kernel":
+    elif kind == "kernel" and not culprit:
+        # Localised to a primitive whose own value is wrong: the value kernel, not a rule.
+        value = _value_clause(group)
+        value = "; the function's own value is right there" if value == _VALUE_RIGHT else value
         head = (
-            f"{frameworks}: the derivative rule of {subject} fails where its value is right, "
-            f"and the derivatives through it are {what} in {dtype}{scope}. Judged alone at "
-            "the input it receives: " + _alone(culprit, row, titles)
+            f"{frameworks}: the value of {subject} is wrong at the inputs it receives "
+            f"(judged alone), and so the derivatives through it are {what} at {orders} in "
+            f"{dtype}{scope}{value}"
+        )
+    elif kind == "kernel":
+        value = _value_clause(group)
+        rule = "fails where its value is right" if value == _VALUE_RIGHT else "fails"
+        head = (
+            f"{frameworks}: the derivative rule of {subject} {rule}, and the derivatives "
+            f"through it are {what} in {dtype}{scope}"
+            f"{'' if value == _VALUE_RIGHT else value}. Judged alone at the input it "
+            "receives: " + _alone(culprit, row, titles)
         )
     elif kind == "mode" and culprit:
         name, mode = subject.split("@", 1)[0], subject.rsplit(":", 1)[-1]
@@ -312,10 +346,15 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             "the other frameworks get these points right"
         )
     elif kind == "rule":
-        wrong = [r for t in group["rules"] for r in json.loads(t or "[]") if not r["right"]]
+        wrong = [
+            (r, d)
+            for t, d in zip(group["rules"], group["dtype"])
+            for r in json.loads(t or "[]")
+            if not r["right"]
+        ]
         if wrong:
-            r = wrong[0]
-            at = ", ".join(f"{k} = {v:.9g}" for k, v in r["at"].items())
+            r, own = wrong[0]  # checked at its finding's worst point, in that one's dtype
+            at = ", ".join(f"{k} = {format_value(v, own)}" for k, v in r["at"].items())
             seed = "dx" if r.get("kind") == "tangent" else "dy"
             which = "forward rule" if seed == "dx" else "rule"
             gives = (

@@ -34,7 +34,13 @@ from harness.cases.model import label_partial
 from harness.cases.points import segment_index
 from harness.cases.schema import DEFAULT_BACKEND
 from harness.judge.axes import Axes
-from harness.judge.findings_text import derivative_name, finding_text, numbered, severity
+from harness.judge.findings_text import (
+    derivative_name,
+    exception_text,
+    finding_text,
+    numbered,
+    severity,
+)
 from harness.judge.reproduce import reproduce
 from harness.judge.runs import grid_runs, runs
 from harness.judge.summary import worst_of
@@ -83,6 +89,7 @@ FINDING_COLUMNS = [
     "worst_truth",
     "worst_method",
     "worst_mode",
+    "worst_error",  # the exception's own words at the worst point (outcome error), else ""
     "expected",  # "expected" or "unexpected"
     "expectation",  # the reason of the expectation that covers it (or covers part of it)
     "held",  # failing rows an expectation covers (all of them: expected)
@@ -108,7 +115,7 @@ def edge_lookup(edges: pd.DataFrame | None) -> dict:
 
 #: The columns of the errors table a finding reads beside the keys and the inputs (a
 #: table narrowed to fewer must not share a ``memo`` with :func:`find`).
-RUN_COLUMNS = ("outcome", "bits", "expected", "expectation_reason", "value", "reference")
+RUN_COLUMNS = ("outcome", "bits", "expected", "expectation_reason", "value", "reference", "message")
 
 
 def _intervals(group: pd.DataFrame, axis: str, pieces, edges: dict, key: tuple, memo=None):
@@ -202,7 +209,9 @@ def found(
     used = [*keys, *inputs, *RUN_COLUMNS]
     narrow = errors[[c for c in dict.fromkeys(used) if c in errors]].reset_index(drop=True)
     # What a finding reads of its rows, as arrays indexed by row label.
-    cols = {c: narrow[c].to_numpy() for c in ("method", "mode", *inputs, *RUN_COLUMNS)}
+    cols = {
+        c: narrow[c].to_numpy() for c in ("method", "mode", *inputs, *RUN_COLUMNS) if c in narrow
+    }
     cols["outcome"] = np.asarray(cols["outcome"], dtype=object).astype(str)
     cols["bits"] = cols["bits"].astype(np.float64)
     merged: dict[tuple, dict] = {}
@@ -363,6 +372,9 @@ def _record(
         "worst_truth": str(cols["reference"][worst]) if worst is not None else "",
         "worst_method": str(cols["method"][worst]) if worst is not None else "",
         "worst_mode": str(cols["mode"][worst]) if worst is not None else "",
+        "worst_error": exception_text(cols["message"][worst])
+        if worst is not None and "message" in cols and cols["outcome"][worst] == "error"
+        else "",
         "expected": "expected" if expected else "unexpected",
         "expectation": "; ".join(reasons),
         "held": int(held.sum()),

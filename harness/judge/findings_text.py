@@ -104,10 +104,17 @@ def finding_text(f: dict) -> str:
     )
     worst = ""
     if f["worst_inputs"]:
-        at = ", ".join(f"{k} = {v:.7g}" for k, v in json.loads(f["worst_inputs"]).items())
+        # Inputs as the dtype holds them, to the digits that read back to the same float.
+        at = ", ".join(
+            f"{k} = {format_value(v, f['dtype'])}" for k, v in json.loads(f["worst_inputs"]).items()
+        )
         truth = f["worst_truth"]
         truth = _short(truth) if truth else "not judged"
-        worst = f"; at {at}: got {f['worst_got']:.7g}, truth {truth}"
+        if f["outcome"] == "error":  # it raised: the exception, not a value
+            raised = str(f.get("worst_error") or "an exception").splitlines()[0][:200]
+            worst = f"; at {at}: raised {raised}"
+        else:
+            worst = f"; at {at}: got {format_value(f['worst_got'], f['dtype'])}, truth {truth}"
     if f["input"]:
         where = "; ".join(
             f"{interval_text(v, f['input'], f['dtype'])} "

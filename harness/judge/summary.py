@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from harness.judge.compare import OUTCOMES
+from harness.judge.compare import NOT_JUDGED, OUTCOMES
+from harness.judge.findings_text import format_value
 
 __all__ = [
     "NOT_FAILURES",
@@ -37,7 +38,7 @@ _SHORT = {
 #: Outcomes that are not failures of an implementation: right, not judged, the
 #: platform's subnormal flush (reported apart), or a combination the framework cannot
 #: express.
-NOT_FAILURES = ("ok", "ref_unreliable", "flushed", "not_applicable")
+NOT_FAILURES = ("ok", *NOT_JUDGED)
 
 
 def compact(frame: pd.DataFrame, most: int = 4096) -> pd.DataFrame:
@@ -89,7 +90,8 @@ def worst_point(group: pd.DataFrame, inputs: list[str], row: pd.Series | None = 
     row = worst_failure(group) if row is None else row
     if row is None:
         return ""
-    where = ", ".join(f"{n}={row[n]:.6g}" for n in inputs)
+    dtype = row["dtype"] if "dtype" in row else "float64"
+    where = ", ".join(f"{n}={format_value(row[n], dtype)}" for n in inputs)
     if row["outcome"] in ("error", "missing", "not_applicable"):
         return f"{where} => {row['outcome']}: {row['message']}"
     return (

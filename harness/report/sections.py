@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from harness.judge.compare import OUTCOMES, covers
+from harness.judge.findings_text import format_value
 from harness.judge.summary import ranked_failures
 from harness.report.html import key
 from harness.report.html import table as html_table
@@ -30,8 +31,14 @@ def _worst(errors: pd.DataFrame, inputs: Sequence[str], n: int = 25) -> pd.DataF
             + ranked.dtype
             + " / "
             + ranked.partial.replace("", "f"),
-            "inputs": [", ".join(f"{k}={r[k]:.6g}" for k in inputs) for _, r in ranked.iterrows()],
-            "got": ranked["value"].map(lambda v: f"{v:.8g}"),
+            "inputs": [
+                ", ".join(f"{k}={format_value(r[k], r['dtype'])}" for k in inputs)
+                for _, r in ranked.iterrows()
+            ],
+            "got": [
+                "raised" if o == "error" else format_value(v, d)
+                for v, d, o in zip(ranked["value"], ranked["dtype"], ranked["outcome"])
+            ],
             "wanted": ranked["reference"],
             "outcome": ranked["outcome"].astype(str),
             "bits": ranked["bits"],
