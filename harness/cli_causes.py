@@ -82,7 +82,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 def bug_report(root: dict, members, reproducers: dict, versions: dict) -> str:
     """A root cause as a report to paste into a framework's issue tracker (Markdown)."""
-    from harness.causes.statement import regions_text
+    from harness.causes.regions import regions_text
     from harness.causes.study import title
 
     worst = json.loads(root["worst"])

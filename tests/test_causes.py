@@ -16,11 +16,11 @@ import pytest
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
 from harness.causes.classify import decide, outcome_class, severity
+from harness.causes.regions import CASES_LISTED, LISTED, regions_text
 from harness.causes.roots import classify_findings, root_causes, unsupported_table, worst_first
 from harness.causes.rules import check_rules
 from harness.causes.sampling import RUNS, SAMPLE, one_axis, sample_failures
 from harness.causes.sites import effective, sites
-from harness.causes.statement import CASES_LISTED, LISTED, regions_text
 
 from .conftest import CASES, write_case
 
