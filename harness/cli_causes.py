@@ -170,8 +170,26 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check_statements(args: argparse.Namespace) -> int:
+    from harness.causes.audit import audit
+    from harness.results import ResultsError
+
+    results = Path(args.results)
+    try:
+        roots, findings = _tables(results)
+    except ResultsError as exc:
+        print(f"harness check-statements: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    problems = audit(roots, findings)
+    for p in problems:
+        print(p)
+    print(f"{len(roots)} root causes read; {len(problems)} problems")
+    return 1 if problems else 0
+
+
 def add_cause_commands(sub) -> None:
-    """Add ``repro`` and ``bug-report`` to the command line's subparsers."""
+    """Add ``repro``, ``bug-report`` and ``check-statements`` to the command line's
+    subparsers."""
     from harness.cases.schema import BACKENDS
 
     p = sub.add_parser(
@@ -192,3 +210,11 @@ def add_cause_commands(sub) -> None:
     p.add_argument("--results", default="results")
     p.add_argument("--list", action="store_true", help="list the root causes' ids")
     p.set_defaults(func=lambda a: _cmd_list(a) if a.list or not a.id else _cmd_bug_report(a))
+
+    p = sub.add_parser(
+        "check-statements",
+        help="read every root cause's statement against its findings' evidence "
+        "(harness.causes.audit); exit 1 on a problem",
+    )
+    p.add_argument("--results", default="results")
+    p.set_defaults(func=_cmd_check_statements)

@@ -814,3 +814,27 @@ def test_a_kernel_whose_own_value_is_wrong_is_told_as_its_value_with_no_empty_cl
     assert text.startswith("tensorflow: the value of expm1 is wrong at the inputs it receives")
     assert "value is right" not in text and "derivative rule" not in text
     assert ": ." not in text and "receives: ." not in text
+
+
+def test_two_frameworks_failing_apart_never_each_claim_the_others_are_right():
+    """TensorFlow NaN and PyTorch 0 at the same points, JAX right: each statement read
+    "only in TensorFlow (PyTorch): ... the other frameworks get these points right",
+    contradicting the other. Each now names who is right there and who fails too."""
+    tf = _finding(outcome="nan", worst_got=float("nan"), severity=4)
+    tf["backends_ok"] = json.dumps({"jax": 1.0, "torch": 0.0})
+    torch = _finding(id="f2", backend="torch")
+    torch["backends_ok"] = json.dumps({"jax": 1.0, "tensorflow": 0.0})
+    alone = _finding(id="f3", backend="jax", case="other")
+    alone["backends_ok"] = json.dumps({"tensorflow": 1.0, "torch": 0.96})
+    roots = root_causes(_classified(tf, torch, alone)).set_index("id")
+    assert set(roots["kind"]) == {"framework"} and len(roots) == 3
+    texts = {r.frameworks: r.text for r in roots.itertuples()}
+    assert not any(t.startswith("only in") for b, t in texts.items() if b != "jax")
+    assert (
+        "jax (100%) gets these points right, while torch (right at 0%) fails there too"
+        in (texts["tensorflow"])
+    )
+    assert "tensorflow (right at 0%) fails there too" in texts["torch"]
+    # Where every other framework is right, the statement says so: only in JAX.
+    assert texts["jax"].startswith("only in jax: ")
+    assert "tensorflow (100%) and torch (96%) get these points right" in texts["jax"]

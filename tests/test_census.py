@@ -14,6 +14,7 @@ import pytest
 
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
+from harness.causes.audit import audit
 from harness.census.cases import CONSTANT_EXPONENTS, census_cases, write_cases
 from harness.census.points import argument_values, boundary_sweep, neighbours, sweep
 from harness.operators import OPERATORS, Kernel
@@ -244,6 +245,8 @@ def test_a_census_run_gives_its_atlas_and_a_page_that_works_in_chromium(tmp_path
         run_case(path, config, selection, results=tmp_path / "results")
     roots = _collect_and_reproduce(tmp_path / "results", cases, ["jax", "torch"])
     assert len(roots) > 0
+    # Every statement holds against its findings' evidence (harness.causes.audit).
+    assert audit(roots, read_table(tmp_path / "results" / "findings.parquet")) == []
     # A study whose root causes share one id with the census's.
     study = tmp_path / "study"
     shared = roots.iloc[-1]["id"]

@@ -135,3 +135,77 @@ def test_a_kernel_that_is_the_whole_expression_is_judged_from_the_evaluation_its
         assert row["culprit"] == "softplus" and row["culprit_partial"] == "uu"
         assert row["culprit_got"] == 0.0
     assert alone.to_dict() == own.to_dict()
+
+
+KINKED = """\
+title: softplus through its kinks
+source: test
+inputs:
+  x: {values: [-1.0, 0.0, 1.0]}
+function: softplus(x)
+derivatives: {wrt: x, orders: [1]}
+implementations:
+  kinked: {expression: "maximum(x, 0) + log1p(exp(-abs(x)))"}
+  branched: {expression: "where(x > 0, x + log1p(exp(-x)), log1p(exp(x)))"}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_tie_of_maximum_and_a_zero_of_abs_are_named_with_what_the_framework_picks(
+    tmp_path, backend
+):
+    """maximum(x, 0) + log1p(exp(-abs(x))) is softplus, with slope 1/2 at 0 (exactly: the
+    two kinks' one-sided slopes add up to it only together). At x = 0 maximum's arguments
+    tie and abs's is 0: the localisation names both, and each framework's own slopes of
+    them there (TensorFlow 2.21 gives d/dx = 1 in all, JAX 0.10.2 gives 0)."""
+    from harness.backends.catalogue import load
+
+    path = tmp_path / "kinked.yaml"
+    path.write_text(KINKED)
+    engine = load(backend)
+    engine.start()
+    prep = prepare(path, None, Selection(dtypes=["float32"]))
+    flags = engine.probe_flush(["float32"], ["eager"])
+    rows = _failing("kinked", "x", 0.0, "wrong")
+    row = localise(engine, prep.case, rows, prep.settings, flags).iloc[0]
+    kinks = json.loads(row["kink"])
+    assert sorted(k["name"] for k in kinks) == ["abs", "maximum"]
+    assert kinks[0]["inputs"] == {"u": 0.0} and kinks[1]["inputs"] == {"u": 0.0}
+    # What the framework picks for each, as its own derivative of the primitive alone.
+    assert set(kinks[0]["picks"]) == {"u"} and set(kinks[1]["picks"]) == {"u"}
+    assert all(np.isfinite(v) for k in kinks for v in k["picks"].values())
+    # where(x > 0, ...) at x = 0: its condition's sides are equal; x > 0 is false there.
+    (branch,) = json.loads(
+        localise(
+            engine, prep.case, _failing("branched", "x", 0.0, "wrong"), prep.settings, flags
+        ).iloc[0]["kink"]
+    )
+    assert branch["name"] == "where" and branch["branch"] == "log1p(exp(x))"
+
+
+def test_a_kink_is_its_own_root_cause_naming_each_framework_s_pick(tmp_path):
+    """Through the whole pipeline: at x = 0 TensorFlow and JAX get softplus's slope 1/2
+    wrong through the kinks (1 and 0), PyTorch right. The statement said "the terms of
+    its derivative cancel or round away"; it now names the kinks and each pick."""
+    from harness.causes.audit import audit
+    from harness.causes.study import study_root_causes
+    from harness.results import read_table
+    from harness.stages.run import run_case
+
+    path = tmp_path / "kinked.yaml"
+    path.write_text(KINKED)
+    sel = Selection(
+        backends=list(BACKENDS), dtypes=["float32"], methods=["reverse"], modes=["eager"]
+    )
+    run_case(path, selection=sel, results=tmp_path / "results")
+    findings = read_table(tmp_path / "results" / "kinked" / "findings.parquet")
+    found, roots, _ = study_root_causes(findings)
+    kinked = roots[roots["kind"] == "kink"]
+    assert list(kinked["id"]) == ["kink:kinked.kinked:abs+maximum:wrong"]
+    (text,) = kinked["text"]
+    assert "at a kink: " in text and "round away" not in text
+    assert "PyTorch gets these points right" in text
+    # Each framework that fails is named with its pick at the tie (JAX's and
+    # TensorFlow's own slopes there: their sum is 0 and 1, never the truth 1/2).
+    assert "TensorFlow takes " in text and "JAX takes " in text
+    assert audit(roots, found) == []

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from harness.causes.audit import audit
 from harness.causes.reproduce import reproducers
 from harness.causes.study import study_root_causes
 from harness.config import load_config
@@ -98,6 +99,14 @@ def study(tmp_path_factory):
 
 
 @pytest.mark.slow
+def test_every_root_cause_statement_holds_against_its_evidence(study):
+    where, _, _ = study
+    results = where / "results"
+    roots = read_table(results / "root_causes.parquet")
+    assert len(roots) > 0
+    assert audit(roots, read_table(results / "findings.parquet")) == []
+
+
 def test_summary_rows_and_the_ratio_stable_domain(study):
     _, summary, _ = study
     keys = ["case", "implementation", "method", "mode", "dtype", "partial"]

@@ -13,6 +13,7 @@ import sys
 import pandas as pd
 import pytest
 
+from harness.causes.audit import audit
 from harness.causes.reproduce import reproducers
 from harness.causes.study import write_root_causes
 from harness.config import load_config
@@ -63,6 +64,8 @@ def test_each_finding_has_one_root_cause_and_the_kernel_of_softplus_is_one(study
     )
     softplus = roots[roots["id"] == "kernel:softplus:wrong"]
     assert len(softplus) == 1
+    # Every statement of the three frameworks' root causes holds against its evidence.
+    assert audit(roots, findings) == []
     # One mechanism in the three frameworks: the rule s(1 - s) of sigmoid' from the output.
     assert softplus.iloc[0]["frameworks"] == "tensorflow, jax, torch"
 

@@ -32,6 +32,11 @@ The first rule that applies decides (each says what it rests on):
    its worst point (:mod:`harness.causes.rules`);
 5. ``kernel``: a primitive judged on its own at the arguments it receives is wrong there
    while its value is right (or its value is wrong): the framework's rule for it;
+   ``kink``: else, at most of the failing points a kink primitive's arguments tie (a
+   zero of ``abs``, a tie of ``maximum``/``minimum``, a ``where`` whose condition's sides
+   are equal): the derivative exists there only as the two sides together, and the
+   framework took a one-sided derivative (:mod:`harness.causes.kinks`), keyed by the
+   implementation and the primitive, whatever the framework;
 6. ``rule``: the implementation's own rule is right in exact arithmetic but its value is
    lost in floats (an unstable rule), unless the value is a bare 0 where another framework
    gets these points right by the same methods (as in 8): that framework drops the rule's
@@ -65,6 +70,7 @@ import math
 
 import mpmath
 
+from harness.causes.kinks import kink_names
 from harness.numerics.floats import FORMATS
 
 __all__ = [
@@ -85,7 +91,7 @@ __all__ = [
 #: Framework bugs a maintainer should hear about first, then problems in the case's own
 #: code, then what the framework does not offer and the platform's flush.
 FRAMEWORK_KINDS = ("kernel", "mode", "method", "framework")
-CASE_KINDS = ("formula", "rule")
+CASE_KINDS = ("kink", "formula", "rule")
 KINDS = (*FRAMEWORK_KINDS, *CASE_KINDS, "unsupported", "platform")
 
 SEVERITY_LABELS = {
@@ -162,6 +168,8 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
         return "kernel", str(f["culprit"])
     if f.get("value_wrong"):
         return "kernel", str(f["value_wrong"])
+    if f.get("kink"):  # a one-sided derivative taken at a kink or tie (causes.kinks)
+        return "kink", f"{owner}:{kink_names(f['kink'])}"
     backends = _shares(f.get("backends_ok"))
     # Bits lost where another framework gets only some of the points right is each
     # framework's rounding at the tolerance's edge, not a different rule: it takes

@@ -63,6 +63,7 @@ EVIDENCE_COLUMNS = [
     "value_wrong",
     "intermediate",
     "intermediate_kind",
+    "kink",  # JSON: a kink or tie at most of the failing points (harness.causes.kinks)
     "scale",
     "error_text",
 ]
@@ -329,6 +330,9 @@ def _localisation(f, rows: np.ndarray, col: dict, located: dict, point) -> dict:
         out["intermediate_kind"] = next(
             r["intermediate_kind"] for r in described if r["intermediate"] == text
         )
+    kinks = Counter(r.get("kink") or "" for r in described)
+    kink, count = kinks.most_common(1)[0]
+    out["kink"] = kink if kink and count * 2 >= len(described) else ""
     wrong = Counter(r["value_wrong"] for r in described if r["value_wrong"])
     out["value_wrong"] = wrong.most_common(1)[0][0] if wrong else ""
     return out

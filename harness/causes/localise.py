@@ -35,6 +35,7 @@ import pandas as pd
 from harness.cases import expressions as ex
 from harness.cases.model import label_partial
 from harness.cases.synthetic import expression_case
+from harness.causes.kinks import branches, kink_at, sides
 from harness.causes.sampling import OUTCOME_CLASS, RUNS, SAMPLE, one_axis, sample_failures
 from harness.causes.sites import Site, effective, sites
 from harness.numerics.floats import FORMATS, is_subnormal
@@ -67,6 +68,7 @@ LOCALISED_COLUMNS = [
     "intermediate",  # the first node whose true value lies beyond the dtype ("" none)
     "intermediate_kind",  # overflow, underflow
     "nonfinite_input",  # a primitive received inf or NaN (an earlier overflow)
+    "kink",  # JSON: a kink or tie at the point and what the framework picks (kinks.kink_at)
 ]
 
 
@@ -275,6 +277,8 @@ def localise(
     judged: dict[tuple, dict] = {}  # (site, dtype, args, mode) -> {(method, label): row}
     for dtype, members in tasks.items():
         subtrees = list(dict.fromkeys(a for _, _, found in members for s in found for a in s.args))
+        wheres = {e.expression: branches(e.expression) for _, e, _ in members}
+        subtrees += [c for ws in wheres.values() for w in ws for c in sides(w) if c not in subtrees]
         points = sorted({int(r.point) for r, _, _ in members})
         at = failing[failing["dtype"] == dtype].drop_duplicates("point").set_index("point")
         pts = _points({n: at.loc[points, n].to_numpy(np.float64) for n in names}, dtype)
@@ -284,7 +288,8 @@ def localise(
         for r, eff, found in members:
             i = index[int(r.point)]
             args = [(s, tuple(float(values[a][i]) for a in s.args)) for s in found]
-            located.append((r, eff, args))
+            at_sides = {c: float(values[c][i]) for w in wheres[eff.expression] for c in sides(w)}
+            located.append((r, eff, args, (wheres[eff.expression], at_sides)))
             for s, a in args:
                 if not all(math.isfinite(v) for v in a):
                     continue
@@ -328,8 +333,9 @@ def localise(
             for g in judged_rows.itertuples(index=False):
                 judged.setdefault((text, dtype, g.args, mode), {})[(method, g.partial)] = g
     # 4. What the failing points have in common.
-    for r, eff, args in located:
-        out.append(_verdict(r, eff, args, judged))
+    for r, eff, args, (ws, at_sides) in located:
+        kink = kink_at(args, ws, at_sides, judged, r.dtype, r.via, r.in_mode)
+        out.append({**_verdict(r, eff, args, judged), "kink": kink})
     return pd.DataFrame(out, columns=LOCALISED_COLUMNS)
 
 

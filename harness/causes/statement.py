@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from harness.causes.classify import FINITE_DIFFERENCES, outcome_class
 from harness.causes.regions import CASES_LISTED, listed, regions_text
 from harness.judge.findings_text import format_value
+from harness.numerics.floats import to_format
 
-__all__ = ["METHOD_WORDS", "MODE_WORDS", "root_text"]
+__all__ = [
+    "METHOD_WORDS",
+    "MODE_WORDS",
+    "RIGHT_SHARE",
+    "others_at_those_points",
+    "root_text",
+]
 
 OUTCOME_WORDS = {
     "nonfinite": "NaN or infinite",
@@ -164,6 +172,14 @@ def _alone(culprit: dict, row: dict, titles) -> str:
 _VALUE_RIGHT = "value right"
 
 
+def _exact(value: float, dtype: str) -> str:
+    """``value`` to the digits that read back to it: in ``dtype`` where it is one of its
+    floats, else as the float64 it is (a rule is checked exactly, at the argument its call
+    receives in exact arithmetic, 1e+24 and not float32's 1.0000000138e+24)."""
+    shown = format_value(value, dtype)
+    return shown if float(to_format(np.array([float(shown)]), dtype)[0]) == value else repr(value)
+
+
 def _value_clause(group: pd.DataFrame) -> str:
     """What the rows say of the function's own value (order 0) at the members' failing
     points (``value_ok``, :mod:`harness.causes.evidence`): :data:`_VALUE_RIGHT` where it
@@ -171,11 +187,9 @@ def _value_clause(group: pd.DataFrame) -> str:
     (order 0 right at 40% of these points)`` where it was not; ``""`` where no value was
     computed there (a statement then claims nothing of it)."""
     shares = pd.to_numeric(group.get("value_ok", pd.Series(dtype=float)), errors="coerce")
-    shares = shares.dropna()
-    if shares.empty:
-        return ""
-    if (shares >= 1.0).all():
-        return _VALUE_RIGHT
+    if shares.empty or (shares.dropna() >= 1.0).all():
+        # Right wherever judged: said only where it was judged at every member's points.
+        return _VALUE_RIGHT if len(shares) and shares.notna().all() else ""
     return (
         "; the function's own value is wrong there too (order 0 right at "
         f"{shares.min():.0%} of these points at worst)"
@@ -219,6 +233,11 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             f"{'' if value == _VALUE_RIGHT else value}. Judged alone at the input it "
             "receives: " + _alone(culprit, row, titles)
         )
+    elif kind == "kink":
+        head = (
+            f"{frameworks}: {subject.split(':')[0]} is {what} at {orders} in {dtype}{scope}: "
+            + (_kink(group, titles))
+        )
     elif kind == "mode" and culprit:
         name, mode = subject.split("@", 1)[0], subject.rsplit(":", 1)[-1]
         head = (
@@ -247,10 +266,26 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
                 "method gets these points right"
             )
     elif kind == "framework":
-        head = (
-            f"only in {frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; "
-            "the other frameworks get these points right"
-        )
+        right, failing = others_at_those_points(group)
+        told = listed([f"{titles(b)} ({v:.0%})" for b, v in right.items()] or [""])
+        verb = "gets" if len(right) == 1 else "get"
+        also = listed([f"{titles(b)} (right at {v:.0%})" for b, v in failing.items()] or [""])
+        if not right:
+            head = (
+                f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; no other "
+                f"framework gets most of these points right in every finding: {also}"
+            )
+        elif failing:
+            head = (
+                f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; {told} "
+                f"{verb} these points right, while {also} "
+                f"fail{'s' if len(failing) == 1 else ''} there too"
+            )
+        else:
+            head = (
+                f"only in {frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; "
+                f"{told} {verb} these points right"
+            )
     elif kind == "rule":
         wrong = [
             (r, d)
@@ -260,7 +295,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         ]
         if wrong:
             r, own = wrong[0]  # checked at its finding's worst point, in that one's dtype
-            at = ", ".join(f"{k} = {format_value(v, own)}" for k, v in r["at"].items())
+            at = ", ".join(f"{k} = {_exact(v, own)}" for k, v in r["at"].items())
             seed = "dx" if r.get("kind") == "tangent" else "dy"
             which = "forward rule" if seed == "dx" else "rule"
             gives = (
@@ -302,6 +337,64 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             f"primitive is right at its own inputs, but {why}{fix}"
         )
     return f"{head}. {row['members']} findings ({where}); {_worst(row, titles)}"
+
+
+def _kink(group: pd.DataFrame, titles) -> str:
+    """What the frameworks pick at the kinks their members meet (:mod:`harness.causes.kinks`)."""
+    seen: dict[str, list[dict]] = {}
+    for b, text in zip(group["backend"], group["kink"]):
+        if text and b not in seen:
+            seen[b] = json.loads(text)
+    kinks = next(iter(seen.values()))
+    where = "; ".join(
+        f"{k['primitive']} at "
+        + ", ".join(f"{n} = {format_value(v, 'float64')}" for n, v in k["inputs"].items())
+        + f" ({k['where']})"
+        for k in kinks
+    )
+    said = (
+        f"at a kink: {where}, where the derivative exists only as the two sides together "
+        "and each framework takes a one-sided slope of its own"
+    )
+    chose = []
+    for b, ks in seen.items():
+        parts = [
+            f"{k['primitive']}: "
+            + (
+                f"the branch {k['branch']}"
+                if k["name"] == "where"
+                else ", ".join(
+                    f"d/d{p} = {format_value(v, 'float64')}" for p, v in k["picks"].items()
+                )
+            )
+            for k in ks
+            if k["name"] == "where" or k["picks"]
+        ]
+        if parts:
+            chose.append(f"{titles(b)} takes {'; '.join(parts)}")
+    right, _ = others_at_those_points(group)
+    tail = f" ({'. '.join(chose)})" if chose else ""
+    if right:
+        told = listed([titles(b) for b in right])
+        tail += f"; {told} get{'s' if len(right) == 1 else ''} these points right"
+    return said + tail
+
+
+#: The share of a finding's points another framework must get right to be named right.
+RIGHT_SHARE = 0.5
+
+
+def others_at_those_points(group: pd.DataFrame) -> tuple[dict[str, float], dict[str, float]]:
+    """The other frameworks at the members' failing points (their ``backends_ok``): those
+    right at :data:`RIGHT_SHARE` of them or more in every member, with their least share
+    (the statement names them right), and those that fail there too."""
+    shares: dict[str, list[float]] = {}
+    for text in group.get("backends_ok", pd.Series(dtype=object)):
+        for b, v in json.loads(text or "{}").items():
+            shares.setdefault(b, []).append(float(v))
+    least = {b: min(v) for b, v in shares.items() if b not in set(group["backend"])}
+    right = {b: v for b, v in least.items() if v >= RIGHT_SHARE}
+    return right, {b: v for b, v in least.items() if b not in right}
 
 
 def _raised(row, group, subject: str) -> str:

@@ -1,0 +1,121 @@
+"""The statement checker (:mod:`harness.causes.audit`): each defect a maintainer found in
+the study's sentences, planted, is caught; the statements the harness writes for the same
+evidence pass. No framework here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pandas as pd
+
+from harness.causes.audit import audit, printed_inputs
+from harness.causes.roots import root_causes
+
+from .test_causes import _classified, _finding, _kernel
+
+
+def _rules(roots: pd.DataFrame, findings: pd.DataFrame) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for p in audit(roots, findings):
+        out.setdefault(p.id, set()).add(p.rule)
+    return out
+
+
+def test_the_harness_s_own_statements_pass():
+    found = _classified(
+        _kernel(value_ok=1.0),
+        _kernel(id="f2", backend="jax", value_ok=0.25),
+        _finding(id="f3", case="other", outcome="nan", worst_got=float("nan")),
+        _finding(id="f4", case="other", backend="torch", value_wrong="expm1"),
+    )
+    assert audit(root_causes(found), found) == []
+
+
+def test_an_exception_message_in_an_id_and_a_value_shown_for_a_crash_are_caught():
+    crash = _finding(
+        outcome="error",
+        methods="forward_over_reverse",
+        error_text="TypeError: select cases must have the same shapes, got [(), (4,)].",
+    )
+    found = _classified(crash)
+    roots = root_causes(found)
+    assert len(roots) == 1 and audit(roots, found) == []
+    # The id the harness used to write, and a statement that shows the crash as a value.
+    old = (
+        "method:tensorflow:forward_over_reverse:TypeError: select cases must have the same "
+        "shapes, got [...].:error"
+    )
+    planted = roots.assign(id=old, text=roots["text"] + " got nan, truth 1.0")
+    assert _rules(planted, found.assign(root_cause=old)) == {old: {"id", "crash"}}
+
+
+def test_an_empty_clause_and_a_value_claimed_right_without_evidence_are_caught():
+    found = _classified(_finding(case="census_expm1", value_wrong="expm1", value_ok=0.0))
+    roots = root_causes(found)
+    rid = roots["id"].iat[0]
+    old = (
+        "TensorFlow: the derivative rule of expm1 fails where its value is right, and the "
+        "derivatives through it are wrong in float32. Judged alone at the input it "
+        "receives: . 1 findings (c: x in [16.0, 80.0]); worst: at x = 20.0"
+    )
+    assert _rules(roots.assign(text=old), found) == {rid: {"empty clause", "value right"}}
+
+
+def test_two_frameworks_each_claiming_the_other_right_are_caught():
+    tf = _finding(outcome="nan", worst_got=float("nan"))
+    tf["backends_ok"] = json.dumps({"jax": 1.0, "torch": 0.0})
+    torch = _finding(id="f2", backend="torch", outcome="nan", worst_got=float("nan"))
+    torch["backends_ok"] = json.dumps({"jax": 1.0, "tensorflow": 0.0})
+    found = _classified(tf, torch)
+    roots = root_causes(found)
+    assert list(roots["kind"]) == ["framework", "framework"]
+    assert audit(roots, found) == []
+    # What the harness wrote before: "only in X ... the other frameworks get these right".
+    old = roots.assign(
+        text=[
+            f"only in {b}: c.impl is NaN or infinite at order 2 in float32; the other "
+            "frameworks get these points right. 1 findings (c: x in [16.0, 80.0])"
+            for b in roots["frameworks"]
+        ]
+    )
+    problems = audit(old, found)
+    assert {p.rule for p in problems} == {"framework"}
+    assert any("contradicts" in p.detail for p in problems)
+    assert {p.id for p in problems} == set(roots["id"])
+
+
+def test_an_input_printed_rounded_is_caught_and_its_shortest_repr_passes():
+    below = float(np.nextafter(0.5, 0.0))  # 0.49999999999999994, not the published 0.5
+    f = {
+        **_kernel(dtype="float64", lo=below, hi=below, value_ok=1.0),
+        "worst_inputs": json.dumps({"x": below}),
+        "culprit_inputs": json.dumps({"u": below}),
+    }
+    found = _classified(f)
+    roots = root_causes(found)
+    text = roots["text"].iat[0]
+    assert "x = 0.49999999999999994" in text and audit(roots, found) == []
+    rounded = roots.assign(text=text.replace("0.49999999999999994", "0.5"))
+    assert _rules(rounded, found) == {roots["id"].iat[0]: {"inputs"}}
+
+
+def test_printed_inputs_reads_spans_mirrors_and_points():
+    text = "ratio: |t| in [1e-19, 2.5e-19], x = -0.0; at u = 1e+24 with dy = 2"
+    assert printed_inputs(text) == [
+        ("t", "1e-19", True),
+        ("t", "2.5e-19", True),
+        ("x", "-0.0", False),
+        ("u", "1e+24", False),
+        ("dy", "2", False),
+    ]
+
+
+def test_an_id_names_a_crash_by_its_type_and_a_digest_of_its_text():
+    text = "IndexError: list index out of range"
+    found = _classified(_finding(outcome="error", error_text=text, methods="forward, reverse"))
+    digest = hashlib.sha1(text.encode()).hexdigest()[:6]
+    assert list(found["root_cause"]) == [
+        f"method:tensorflow:forward+reverse:IndexError-{digest}:error"
+    ]
