@@ -838,3 +838,10 @@ def test_two_frameworks_failing_apart_never_each_claim_the_others_are_right():
     # Where every other framework is right, the statement says so: only in JAX.
     assert texts["jax"].startswith("only in jax: ")
     assert "tensorflow (100%) and torch (96%) get these points right" in texts["jax"]
+
+
+def test_every_kind_of_root_cause_has_its_colour_on_the_pages():
+    from harness.causes.classify import KINDS
+    from harness.report.root_causes_list import KIND_COLOURS
+
+    assert set(KIND_COLOURS) == set(KINDS) - {"unsupported", "platform"}

@@ -18,14 +18,15 @@ from harness.causes.classify import CASE_KINDS, FRAMEWORK_KINDS
 from harness.report.html import e
 from harness.report.html import table as html_table
 
-__all__ = ["FILTER_SCRIPT", "root_causes_section", "unsupported_section"]
+__all__ = ["FILTER_SCRIPT", "KIND_COLOURS", "root_causes_section", "unsupported_section"]
 
-#: Each back end's name as a reader knows it, in the registry's order.
-_KIND_COLOURS = {
+#: Each kind's colour (every kind of harness.causes.classify.KINDS but those tabled apart).
+KIND_COLOURS = {
     "kernel": "#c62828",
     "mode": "#6a1b9a",
     "method": "#ef6c00",
     "framework": "#1565c0",
+    "kink": "#00838f",
     "formula": "#2e7d32",
     "rule": "#8d6e63",
 }
@@ -69,7 +70,7 @@ def _item(r: dict, reproducers: dict[str, dict], link_case: bool, index_links: b
         "dtypes": " ".join(_words(r["dtypes"])),
     }
     attrs = " ".join(f'data-{k}="{e(v)}"' for k, v in data.items())
-    chip = f'<span class="kind" style="background:{_KIND_COLOURS.get(r["kind"], "#666")}">{e(r["kind"])}</span>'
+    chip = f'<span class="kind" style="background:{KIND_COLOURS.get(r["kind"], "#666")}">{e(r["kind"])}</span>'
     links = []
     for ref in json.loads(r["findings"]):
         case, fid = ref.split(":", 1)
