@@ -10,11 +10,13 @@ import hashlib
 import json
 
 import mpmath
+import numpy as np
 import pandas as pd
 import pytest
 
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
+from harness.causes.audit import audit
 from harness.causes.classify import decide, outcome_class, severity
 from harness.causes.regions import CASES_LISTED, LISTED, regions_text
 from harness.causes.roots import classify_findings, root_causes, unsupported_table, worst_first
@@ -845,3 +847,38 @@ def test_every_kind_of_root_cause_has_its_colour_on_the_pages():
     from harness.report.root_causes_list import KIND_COLOURS
 
     assert set(KIND_COLOURS) == set(KINDS) - {"unsupported", "platform"}
+
+
+def test_a_script_shows_the_failure_as_the_outcome_vocabulary_judges_it():
+    """torch's d²/dv² of u/v at u = -v = -4.6e22 in float32 is -0.0 where the truth
+    rounds to the smallest subnormal -2**-149: one ulp off, and still the spurious 0 the
+    finding names (a 0 outranks the ulps budget), so its script shows it."""
+    from harness.causes.reproduce import shows_failure
+
+    tiny = -(2.0**-149)
+    assert shows_failure(-0.0, tiny, "float32", 4.0)
+    assert shows_failure(float("inf"), 3.0e38, "float32", 4.0)
+    assert shows_failure(float("nan"), 1.0, "float32", 4.0)
+    assert not shows_failure(float(np.nextafter(np.float32(1), np.float32(2))), 1.0, "float32", 4.0)
+    assert shows_failure(1.0 + 2.0**-23 * 5, 1.0, "float32", 4.0)
+    assert not shows_failure(1.0, float("nan"), "float32", 4.0)
+
+
+def test_a_primitive_s_wrong_value_and_its_wrong_rule_are_two_root_causes():
+    """PyTorch's softplus returns x for x > 20 (its threshold), wrong in float64 at
+    x in [20.5, 31]: its value kernel. Its second derivative is 0 past 20 in every
+    framework: the rule s(1 - s). Two mechanisms of one primitive, two statements."""
+    found = _classified(
+        _kernel(value_ok=0.5),
+        _finding(id="f2", backend="torch", order=0, partial="", value_wrong="softplus"),
+    )
+    roots = root_causes(found).set_index("id")
+    assert sorted(roots.index) == ["kernel:softplus:value:wrong", "kernel:softplus:wrong"]
+    assert roots.loc["kernel:softplus:value:wrong", "text"].startswith(
+        "torch: the value of softplus is wrong at the inputs it receives"
+    )
+    assert audit(roots.reset_index(), found) == []
+    # Merged as they were, the checker says the two do not share a mechanism.
+    merged = found.assign(root_cause="kernel:softplus:wrong")
+    one = root_causes(found).iloc[[0]].assign(id="kernel:softplus:wrong", primitive="softplus")
+    assert {p.rule for p in audit(one, merged)} >= {"one mechanism"}

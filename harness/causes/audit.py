@@ -116,10 +116,14 @@ def _problems(r: dict, group: pd.DataFrame):
                 yield "framework", f"{f.case}:{f.id}: the others' shares {shares}"
                 break
     if r["kind"] == "kernel" and r["outcome"] != "error":
+        # A primitive's rule (its culprit) and its value kernel (its own value wrong) are
+        # two mechanisms: each member names the one its root cause states.
+        name, _, value = str(r["primitive"]).partition(":")
         for f in group.itertuples(index=False):
-            own = {str(getattr(f, "culprit", "") or ""), str(getattr(f, "value_wrong", "") or "")}
-            if r["primitive"] not in own:
-                yield "one mechanism", f"{f.case}:{f.id} names {own - {''} or 'no primitive'}"
+            culprit = str(getattr(f, "culprit", "") or "")
+            own = str(getattr(f, "value_wrong", "") or "") if value else culprit
+            if own != name:
+                yield "one mechanism", f"{f.case}:{f.id} names {own or 'no primitive'}"
                 break
     classes = {outcome_class(o) for o in group["outcome"]}
     if len(classes) > 1 and r["kind"] != "rule":

@@ -166,8 +166,8 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
         return "rule", owner
     if f.get("culprit"):
         return "kernel", str(f["culprit"])
-    if f.get("value_wrong"):
-        return "kernel", str(f["value_wrong"])
+    if f.get("value_wrong"):  # the value kernel, another mechanism than its rule
+        return "kernel", f"{f['value_wrong']}:value"
     if f.get("kink"):  # a one-sided derivative taken at a kink or tie (causes.kinks)
         return "kink", f"{owner}:{kink_names(f['kink'])}"
     backends = _shares(f.get("backends_ok"))

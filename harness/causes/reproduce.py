@@ -39,7 +39,7 @@ from harness.causes.script_worker import ScriptFailed, ScriptWorker
 from harness.causes.sites import VARIABLES
 from harness.numerics.floats import FORMATS, round_mpf
 
-__all__ = ["REPRODUCER_COLUMNS", "check", "probe_command", "reproducers"]
+__all__ = ["REPRODUCER_COLUMNS", "check", "probe_command", "reproducers", "shows_failure"]
 
 REPRODUCER_COLUMNS = [
     "root_cause",
@@ -128,14 +128,19 @@ def _rounded(truth: str, dtype: str) -> float:
         return math.nan
 
 
-def _reproduces(got: float, rounded: float, dtype: str, budget: float) -> bool:
-    """Off the rounded truth by more than the study's ``budget`` of ulps for the dtype
-    and order, or not a number where the truth is one."""
+def shows_failure(got: float, rounded: float, dtype: str, budget: float) -> bool:
+    """Whether a script's ``got`` fails as the outcome vocabulary judges it against the
+    rounded truth (:func:`harness.judge.compare.judge`): not a number where the truth is
+    one, a spurious 0 or infinity (they outrank the ulps budget: -0.0 for a truth of
+    -1.4e-45 is one ulp off and still the 0 the finding names), or off by more than the
+    study's ``budget`` of ulps for the dtype and order."""
     from harness.numerics.floats import ulps_between
 
     if math.isnan(rounded):
         return False
     if math.isnan(got):
+        return True
+    if (got == 0 and rounded != 0) or (math.isinf(got) and not math.isinf(rounded)):
         return True
     ulps = ulps_between(np.array([got]), np.array([rounded]), dtype)[0]
     return bool(ulps > budget)
@@ -232,7 +237,7 @@ def _reproducers(roots, findings, backend, cases, tolerances, module, worker) ->
         rounded = _rounded(str(truth), dtype)
         base.update(got=got, got_hex=got_hex, truth_rounded=rounded)
         budget = float(tolerances[dtype][len(partial)])
-        base["reproduces"] = got_hex == "error" or _reproduces(got, rounded, dtype, budget)
+        base["reproduces"] = got_hex == "error" or shows_failure(got, rounded, dtype, budget)
         rows.append(base)
     return pd.DataFrame(rows, columns=REPRODUCER_COLUMNS)
 
