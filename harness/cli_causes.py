@@ -83,6 +83,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 def bug_report(root: dict, members, reproducers: dict, versions: dict) -> str:
     """A root cause as a report to paste into a framework's issue tracker (Markdown)."""
     from harness.causes.regions import regions_text
+    from harness.causes.repro_words import probe_words, script_words
     from harness.causes.study import title
 
     worst = json.loads(root["worst"])
@@ -104,9 +105,9 @@ def bug_report(root: dict, members, reproducers: dict, versions: dict) -> str:
     for backend, r in reproducers.items():
         lines += ["", f"### Reproducer ({title(backend)} {versions.get(backend, '')})", ""]
         if r["script"]:
-            state = "shows the failure" if r["reproduces"] else "does not show the failure alone"
+            words = script_words(r)
             lines += [
-                f"It prints `got {r['got']!r}`; the certified truth is {r['truth']} ({state}).",
+                words[0].upper() + words[1:] + ".",
                 "",
                 "```python",
                 r["script"].rstrip(),
@@ -114,7 +115,7 @@ def bug_report(root: dict, members, reproducers: dict, versions: dict) -> str:
             ]
         else:
             lines.append(r["note"])
-        lines += ["", "With the harness: `" + r["probe"] + "`"]
+        lines += ["", f"With the harness, {probe_words(r)}: `" + r["probe"] + "`"]
     return "\n".join(lines) + "\n"
 
 

@@ -684,7 +684,7 @@ def test_a_rule_proven_wrong_is_one_root_cause_whatever_its_values_come_to():
     ]
     proven = roots[roots["id"] == "rule:c.impl:nonfinite"].iloc[0]
     assert proven["members"] == 3 and proven["expected"] == "partly expected"
-    assert "NaN or infinite, wrong (at most 4 correct bits" in proven["text"]
+    assert "NaN, wrong (at most 4 correct bits" in proven["text"]
     assert "or missing (no gradient returned)" in proven["text"]
 
 
@@ -795,7 +795,10 @@ def test_a_refusal_is_the_frameworks_own_exception_not_every_one_of_its_type():
     "value_ok, says",
     [
         (1.0, "the derivative rule of softplus fails where its value is right, and"),
-        (0.5, "the function's own value is wrong there too (order 0 right at 50%"),
+        (
+            0.5,
+            "the function's own value (order 0) is wrong at some of these points too: right at 50%",
+        ),
         (float("nan"), "the derivative rule of softplus fails, and the derivatives"),
     ],
 )
@@ -833,13 +836,13 @@ def test_two_frameworks_failing_apart_never_each_claim_the_others_are_right():
     texts = {r.frameworks: r.text for r in roots.itertuples()}
     assert not any(t.startswith("only in") for b, t in texts.items() if b != "jax")
     assert (
-        "jax (100%) gets these points right, while torch (right at 0%) fails there too"
+        "jax gets 100% of these points right, while torch (right at 0%) fails there too"
         in (texts["tensorflow"])
     )
     assert "tensorflow (right at 0%) fails there too" in texts["torch"]
     # Where every other framework is right, the statement says so: only in JAX.
     assert texts["jax"].startswith("only in jax: ")
-    assert "tensorflow (100%) and torch (96%) get these points right" in texts["jax"]
+    assert "tensorflow and torch get 100% and 96% of these points right" in texts["jax"]
 
 
 def test_every_kind_of_root_cause_has_its_colour_on_the_pages():
@@ -882,3 +885,44 @@ def test_a_primitive_s_wrong_value_and_its_wrong_rule_are_two_root_causes():
     merged = found.assign(root_cause="kernel:softplus:wrong")
     one = root_causes(found).iloc[[0]].assign(id="kernel:softplus:wrong", primitive="softplus")
     assert {p.rule for p in audit(one, merged)} >= {"one mechanism"}
+
+
+def test_a_reproducer_s_numbers_are_told_as_its_own_and_the_probe_as_another_point():
+    """A kernel's script computes the primitive alone at the input it receives; the probe
+    command computes the case at the finding's worst point. The census page paired the
+    probe with the script's got and truth, another point's numbers."""
+    from harness.causes.repro_words import probe_words, script_words
+
+    rep = {
+        "target": "primitive softplus(u)",
+        "inputs": json.dumps({"u": 20.0}),
+        "derivative": "uu",
+        "method": "reverse",
+        "mode": "eager",
+        "dtype": "float32",
+        "got": 0.0,
+        "truth": "2.0611536e-9",
+        "reproduces": True,
+        "probe": "harness probe cases/softplus.yaml builtin --at x=20.5 --partial xx",
+    }
+    words = script_words(rep)
+    assert words.startswith("the script computes primitive softplus(u), d/duu at u = 20.0 (")
+    assert "prints got 0.0; the certified truth there is 2.0611536e-9" in words
+    assert "not the script's primitive" in probe_words(rep)
+    case = {**rep, "target": "softplus.builtin", "reproduces": False}
+    assert probe_words(case) == "the same value with the harness"
+    assert "the probe command reproduces the finding" in script_words(case)
+
+
+def test_a_nan_where_the_truth_overflows_says_inf_is_the_right_answer():
+    """A truth of 2.59e308 in float64 makes inf the right answer: a NaN is the defect
+    there, and the statement says so rather than "NaN or infinite"."""
+    beyond = _finding(
+        outcome="nan", dtype="float64", worst_got=float("nan"), worst_truth="2.59e308"
+    )
+    (text,) = root_causes(_classified(beyond))["text"]
+    assert "is NaN (the truth lies beyond the dtype there: its right value is ±inf)" in text
+    # 1.7976931348623158e308 rounds to the largest double, not to inf: no such clause.
+    inside = {**beyond, "worst_truth": "1.7976931348623158e308"}
+    (text,) = root_causes(_classified(inside))["text"]
+    assert "is NaN at" in text and "beyond the dtype" not in text

@@ -204,7 +204,7 @@ def test_a_kink_is_its_own_root_cause_naming_each_framework_s_pick(tmp_path):
     assert list(kinked["id"]) == ["kink:kinked.kinked:abs+maximum:wrong"]
     (text,) = kinked["text"]
     assert "at a kink: " in text and "round away" not in text
-    assert "PyTorch gets these points right" in text
+    assert "PyTorch gets 100% of these points right" in text
     # Each framework that fails is named with its pick at the tie (JAX's and
     # TensorFlow's own slopes there: their sum is 0 and 1, never the truth 1/2).
     assert "TensorFlow takes " in text and "JAX takes " in text

@@ -70,11 +70,47 @@ def _what(row: dict, group: pd.DataFrame, titles) -> str:
             continue
         if c == "wrong":
             words.append(_wrong(group[classes == c], titles, row["frameworks"].split(", ")))
+        elif c == "nonfinite":
+            words.append(_nonfinite(group[classes == c]))
         else:
             words.append(OUTCOME_WORDS[c])
     if not words:
         return OUTCOME_WORDS.get(row["outcome"], row["outcome"])
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _nonfinite(group: pd.DataFrame) -> str:
+    """``NaN``, ``infinite`` (where the truth is finite: the outcome ``inf``) or both;
+    where a NaN stands for a truth beyond the dtype, that the right value there is the
+    infinity (the NaN is the defect, not the overflow)."""
+    kinds = set(group["outcome"])
+    word = {"nan": "NaN", "inf": "infinite"}.get(kinds.pop(), "") if len(kinds) == 1 else ""
+    word = word or OUTCOME_WORDS["nonfinite"]
+    beyond = [
+        _overflows(t, d)
+        for o, t, d in zip(group["outcome"], group["worst_truth"], group["dtype"])
+        if o == "nan"
+    ]
+    if beyond and all(beyond):
+        return f"{word} (the truth lies beyond the dtype there: its right value is ±inf)"
+    if any(beyond):
+        return f"{word} (at some points the truth lies beyond the dtype, where ±inf is right)"
+    return word
+
+
+def _overflows(truth, dtype: str) -> bool:
+    """Whether the truth rounds to an infinity in ``dtype`` (directly, as judged)."""
+    import math
+
+    import mpmath
+
+    from harness.numerics.floats import FORMATS, round_mpf
+
+    try:
+        with mpmath.workdps(40):
+            return math.isinf(round_mpf(mpmath.mpf(str(truth)), FORMATS[dtype]))
+    except (ValueError, TypeError, KeyError):
+        return False
 
 
 METHOD_WORDS = {
@@ -191,8 +227,8 @@ def _value_clause(group: pd.DataFrame) -> str:
         # Right wherever judged: said only where it was judged at every member's points.
         return _VALUE_RIGHT if len(shares) and shares.notna().all() else ""
     return (
-        "; the function's own value is wrong there too (order 0 right at "
-        f"{shares.min():.0%} of these points at worst)"
+        "; the function's own value (order 0) is wrong at some of these points too: right "
+        f"at {shares.min():.0%} of them in the worst finding"
     )
 
 
@@ -267,8 +303,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             )
     elif kind == "framework":
         right, failing = others_at_those_points(group)
-        told = listed([f"{titles(b)} ({v:.0%})" for b, v in right.items()] or [""])
-        verb = "gets" if len(right) == 1 else "get"
+        told = _shares_told(right, titles)
         also = listed([f"{titles(b)} (right at {v:.0%})" for b, v in failing.items()] or [""])
         if not right:
             head = (
@@ -277,14 +312,12 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             )
         elif failing:
             head = (
-                f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; {told} "
-                f"{verb} these points right, while {also} "
-                f"fail{'s' if len(failing) == 1 else ''} there too"
+                f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; {told}, "
+                f"while {also} fail{'s' if len(failing) == 1 else ''} there too"
             )
         else:
             head = (
-                f"only in {frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; "
-                f"{told} {verb} these points right"
+                f"only in {frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; {told}"
             )
     elif kind == "rule":
         wrong = [
@@ -375,8 +408,7 @@ def _kink(group: pd.DataFrame, titles) -> str:
     right, _ = others_at_those_points(group)
     tail = f" ({'. '.join(chose)})" if chose else ""
     if right:
-        told = listed([titles(b) for b in right])
-        tail += f"; {told} get{'s' if len(right) == 1 else ''} these points right"
+        tail += f"; {_shares_told(right, titles)}"
     return said + tail
 
 
@@ -395,6 +427,16 @@ def others_at_those_points(group: pd.DataFrame) -> tuple[dict[str, float], dict[
     least = {b: min(v) for b, v in shares.items() if b not in set(group["backend"])}
     right = {b: v for b, v in least.items() if v >= RIGHT_SHARE}
     return right, {b: v for b, v in least.items() if b not in right}
+
+
+def _shares_told(right: dict[str, float], titles) -> str:
+    """``JAX gets 100% of these points right``, ``JAX and PyTorch get 100% and 98% of
+    these points right`` (each one's least share over the findings)."""
+    if not right:
+        return ""
+    names = listed([titles(b) for b in right])
+    shares = listed([f"{v:.0%}" for v in right.values()])
+    return f"{names} get{'s' if len(right) == 1 else ''} {shares} of these points right"
 
 
 def _raised(row, group, subject: str) -> str:

@@ -50,6 +50,7 @@ def _scripts(results: Path) -> dict[str, dict[str, dict]]:
                 "reproduces": bool(r["reproduces"]),
                 "note": r["note"],
                 "probe": r["probe"],
+                **{k: r[k] for k in ("target", "inputs", "derivative", "method", "mode", "dtype")},
             }
     return out
 

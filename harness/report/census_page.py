@@ -12,6 +12,7 @@ import json
 import pandas as pd
 
 from harness.backends.catalogue import SPECS, TITLES
+from harness.causes.repro_words import probe_words, script_words
 from harness.numerics.floats import DTYPES
 from harness.report.census_summary import census_summary
 from harness.report.html import e, page
@@ -129,10 +130,9 @@ def _scripts(cause: pd.Series) -> str:
                 f"<p>{e(name)}: {e(r['note'] or 'no script')} <code>{e(r['probe'])}</code></p>"
             )
             continue
-        state = "prints the failure" if r["reproduces"] else "does not print the failure alone"
         parts.append(
-            f"<p>{e(name)}: got <code>{e(repr(r['got']))}</code>, certified truth "
-            f"<code>{e(r['truth'])}</code> ({state})</p><pre>{e(r['script'])}</pre>"
+            f"<p>{e(name)}: {e(script_words(r))}</p><pre>{e(r['script'])}</pre>"
+            f"<p>{e(probe_words(r))}: <code>{e(r['probe'])}</code></p>"
         )
     return "".join(parts)
 

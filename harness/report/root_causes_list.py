@@ -15,6 +15,7 @@ import pandas as pd
 
 from harness.backends.catalogue import TITLES
 from harness.causes.classify import CASE_KINDS, FRAMEWORK_KINDS
+from harness.causes.repro_words import probe_words, script_words
 from harness.report.html import e
 from harness.report.html import table as html_table
 
@@ -80,13 +81,12 @@ def _item(r: dict, reproducers: dict[str, dict], link_case: bool, index_links: b
     for backend, rep in reproducers.items():
         name = TITLES.get(backend, backend)
         if rep.get("script"):
-            state = "shows the failure" if rep["reproduces"] else "does not show it alone"
             repro.append(
-                f"<p><b>{e(name)}</b>: prints got {e(repr(rep['got']))}, truth "
-                f"{e(rep['truth'])} ({state})</p><pre>{e(rep['script'])}</pre>"
+                f"<p><b>{e(name)}</b>: {e(script_words(rep))}</p><pre>{e(rep['script'])}</pre>"
             )
         else:
             repro.append(f"<p><b>{e(name)}</b>: {e(rep.get('note', ''))}</p>")
+        repro.append(f"<p>{e(probe_words(rep))}:</p>")
         repro.append(f"<pre>{e(rep['probe'])}</pre>")
     reproduce = (
         f"<details><summary>reproduce ({', '.join(TITLES.get(b, b) for b in reproducers)})"
