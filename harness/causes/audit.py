@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from harness.causes.classify import ID_LENGTH, ID_PATTERN, outcome_class
-from harness.causes.statement import RIGHT_SHARE
+from harness.causes.clauses import RIGHT_SHARE
 from harness.numerics.floats import to_format
 
 __all__ = ["Problem", "audit", "printed_inputs"]

@@ -10,6 +10,15 @@ import numpy as np
 import pandas as pd
 
 from harness.causes.classify import FINITE_DIFFERENCES, outcome_class
+from harness.causes.clauses import (
+    OUTCOME_WORDS,
+    VALUE_RIGHT,
+    kink_clause,
+    nonfinite_words,
+    others_at_those_points,
+    shares_told,
+    value_clause,
+)
 from harness.causes.regions import CASES_LISTED, listed, regions_text
 from harness.judge.findings_text import format_value
 from harness.numerics.floats import to_format
@@ -17,19 +26,9 @@ from harness.numerics.floats import to_format
 __all__ = [
     "METHOD_WORDS",
     "MODE_WORDS",
-    "RIGHT_SHARE",
-    "others_at_those_points",
     "root_text",
 ]
 
-OUTCOME_WORDS = {
-    "nonfinite": "NaN or infinite",
-    "wrong": "wrong (at most 4 correct bits, a 0 or the wrong sign)",
-    "zero": "0 where the truth is not",
-    "inaccurate": "inaccurate (bits lost beyond the tolerance)",
-    "missing": "missing (no gradient returned)",
-    "error": "an exception",
-}
 #: A finite value off the truth (class ``wrong``), by how far its worst member is
 #: (:func:`harness.causes.classify.severity`): the statement says no more than that. Each
 #: tier's word, and what it means told on its own (per framework, where they differ).
@@ -71,46 +70,12 @@ def _what(row: dict, group: pd.DataFrame, titles) -> str:
         if c == "wrong":
             words.append(_wrong(group[classes == c], titles, row["frameworks"].split(", ")))
         elif c == "nonfinite":
-            words.append(_nonfinite(group[classes == c]))
+            words.append(nonfinite_words(group[classes == c]))
         else:
             words.append(OUTCOME_WORDS[c])
     if not words:
         return OUTCOME_WORDS.get(row["outcome"], row["outcome"])
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def _nonfinite(group: pd.DataFrame) -> str:
-    """``NaN``, ``infinite`` (where the truth is finite: the outcome ``inf``) or both;
-    where a NaN stands for a truth beyond the dtype, that the right value there is the
-    infinity (the NaN is the defect, not the overflow)."""
-    kinds = set(group["outcome"])
-    word = {"nan": "NaN", "inf": "infinite"}.get(kinds.pop(), "") if len(kinds) == 1 else ""
-    word = word or OUTCOME_WORDS["nonfinite"]
-    beyond = [
-        _overflows(t, d)
-        for o, t, d in zip(group["outcome"], group["worst_truth"], group["dtype"])
-        if o == "nan"
-    ]
-    if beyond and all(beyond):
-        return f"{word} (the truth lies beyond the dtype there: its right value is ±inf)"
-    if any(beyond):
-        return f"{word} (at some points the truth lies beyond the dtype, where ±inf is right)"
-    return word
-
-
-def _overflows(truth, dtype: str) -> bool:
-    """Whether the truth rounds to an infinity in ``dtype`` (directly, as judged)."""
-    import math
-
-    import mpmath
-
-    from harness.numerics.floats import FORMATS, round_mpf
-
-    try:
-        with mpmath.workdps(40):
-            return math.isinf(round_mpf(mpmath.mpf(str(truth)), FORMATS[dtype]))
-    except (ValueError, TypeError, KeyError):
-        return False
 
 
 METHOD_WORDS = {
@@ -204,32 +169,12 @@ def _alone(culprit: dict, row: dict, titles) -> str:
     return "; ".join(parts)
 
 
-#: What :func:`_value_clause` returns where every member's value was judged right.
-_VALUE_RIGHT = "value right"
-
-
 def _exact(value: float, dtype: str) -> str:
     """``value`` to the digits that read back to it: in ``dtype`` where it is one of its
     floats, else as the float64 it is (a rule is checked exactly, at the argument its call
     receives in exact arithmetic, 1e+24 and not float32's 1.0000000138e+24)."""
     shown = format_value(value, dtype)
     return shown if float(to_format(np.array([float(shown)]), dtype)[0]) == value else repr(value)
-
-
-def _value_clause(group: pd.DataFrame) -> str:
-    """What the rows say of the function's own value (order 0) at the members' failing
-    points (``value_ok``, :mod:`harness.causes.evidence`): :data:`_VALUE_RIGHT` where it
-    was judged right at every one of them; ``; the function's value is wrong there too
-    (order 0 right at 40% of these points)`` where it was not; ``""`` where no value was
-    computed there (a statement then claims nothing of it)."""
-    shares = pd.to_numeric(group.get("value_ok", pd.Series(dtype=float)), errors="coerce")
-    if shares.empty or (shares.dropna() >= 1.0).all():
-        # Right wherever judged: said only where it was judged at every member's points.
-        return _VALUE_RIGHT if len(shares) and shares.notna().all() else ""
-    return (
-        "; the function's own value (order 0) is wrong at some of these points too: right "
-        f"at {shares.min():.0%} of them in the worst finding"
-    )
 
 
 def root_text(row: dict, group: pd.DataFrame, titles) -> str:
@@ -253,26 +198,26 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         )
     elif kind == "kernel" and not culprit:
         # Localised to a primitive whose own value is wrong: the value kernel, not a rule.
-        value = _value_clause(group)
-        value = "; the function's own value is right there" if value == _VALUE_RIGHT else value
+        value = value_clause(group)
+        value = "; the function's own value is right there" if value == VALUE_RIGHT else value
         head = (
             f"{frameworks}: the value of {subject.split(':')[0]} is wrong at the inputs it receives "
             f"(judged alone), and so the derivatives through it are {what} at {orders} in "
             f"{dtype}{scope}{value}"
         )
     elif kind == "kernel":
-        value = _value_clause(group)
-        rule = "fails where its value is right" if value == _VALUE_RIGHT else "fails"
+        value = value_clause(group)
+        rule = "fails where its value is right" if value == VALUE_RIGHT else "fails"
         head = (
             f"{frameworks}: the derivative rule of {subject} {rule}, and the derivatives "
             f"through it are {what} in {dtype}{scope}"
-            f"{'' if value == _VALUE_RIGHT else value}. Judged alone at the input it "
+            f"{'' if value == VALUE_RIGHT else value}. Judged alone at the input it "
             "receives: " + _alone(culprit, row, titles)
         )
     elif kind == "kink":
         head = (
             f"{frameworks}: {subject.split(':')[0]} is {what} at {orders} in {dtype}{scope}: "
-            + (_kink(group, titles))
+            + (kink_clause(group, titles))
         )
     elif kind == "mode" and culprit:
         name, mode = subject.split("@", 1)[0], subject.rsplit(":", 1)[-1]
@@ -303,7 +248,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             )
     elif kind == "framework":
         right, failing = others_at_those_points(group)
-        told = _shares_told(right, titles)
+        told = shares_told(right, titles)
         also = listed([f"{titles(b)} (right at {v:.0%})" for b, v in failing.items()] or [""])
         if not right:
             head = (
@@ -370,73 +315,6 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             f"primitive is right at its own inputs, but {why}{fix}"
         )
     return f"{head}. {row['members']} findings ({where}); {_worst(row, titles)}"
-
-
-def _kink(group: pd.DataFrame, titles) -> str:
-    """What the frameworks pick at the kinks their members meet (:mod:`harness.causes.kinks`)."""
-    seen: dict[str, list[dict]] = {}
-    for b, text in zip(group["backend"], group["kink"]):
-        if text and b not in seen:
-            seen[b] = json.loads(text)
-    kinks = next(iter(seen.values()))
-    where = "; ".join(
-        f"{k['primitive']} at "
-        + ", ".join(f"{n} = {format_value(v, 'float64')}" for n, v in k["inputs"].items())
-        + f" ({k['where']})"
-        for k in kinks
-    )
-    said = (
-        f"at a kink: {where}, where the derivative exists only as the two sides together "
-        "and each framework takes a one-sided slope of its own"
-    )
-    chose = []
-    for b, ks in seen.items():
-        parts = [
-            f"{k['primitive']}: "
-            + (
-                f"the branch {k['branch']}"
-                if k["name"] == "where"
-                else ", ".join(
-                    f"d/d{p} = {format_value(v, 'float64')}" for p, v in k["picks"].items()
-                )
-            )
-            for k in ks
-            if k["name"] == "where" or k["picks"]
-        ]
-        if parts:
-            chose.append(f"{titles(b)} takes {'; '.join(parts)}")
-    right, _ = others_at_those_points(group)
-    tail = f" ({'. '.join(chose)})" if chose else ""
-    if right:
-        tail += f"; {_shares_told(right, titles)}"
-    return said + tail
-
-
-#: The share of a finding's points another framework must get right to be named right.
-RIGHT_SHARE = 0.5
-
-
-def others_at_those_points(group: pd.DataFrame) -> tuple[dict[str, float], dict[str, float]]:
-    """The other frameworks at the members' failing points (their ``backends_ok``): those
-    right at :data:`RIGHT_SHARE` of them or more in every member, with their least share
-    (the statement names them right), and those that fail there too."""
-    shares: dict[str, list[float]] = {}
-    for text in group.get("backends_ok", pd.Series(dtype=object)):
-        for b, v in json.loads(text or "{}").items():
-            shares.setdefault(b, []).append(float(v))
-    least = {b: min(v) for b, v in shares.items() if b not in set(group["backend"])}
-    right = {b: v for b, v in least.items() if v >= RIGHT_SHARE}
-    return right, {b: v for b, v in least.items() if b not in right}
-
-
-def _shares_told(right: dict[str, float], titles) -> str:
-    """``JAX gets 100% of these points right``, ``JAX and PyTorch get 100% and 98% of
-    these points right`` (each one's least share over the findings)."""
-    if not right:
-        return ""
-    names = listed([titles(b) for b in right])
-    shares = listed([f"{v:.0%}" for v in right.values()])
-    return f"{names} get{'s' if len(right) == 1 else ''} {shares} of these points right"
 
 
 def _raised(row, group, subject: str) -> str:
