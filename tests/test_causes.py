@@ -926,3 +926,43 @@ def test_a_nan_where_the_truth_overflows_says_inf_is_the_right_answer():
     inside = {**beyond, "worst_truth": "1.7976931348623158e308"}
     (text,) = root_causes(_classified(inside))["text"]
     assert "is NaN at" in text and "beyond the dtype" not in text
+
+
+def test_a_value_is_its_expression_s_whichever_rule_wraps_it():
+    """softplus.doc_custom_gradient's value is log(1 + exp(x)), naive's expression: its
+    order-0 NaN past 88.7 was stated as "its rule is the derivative in exact arithmetic,
+    but its formula loses it in floats", though a value goes through no rule. One
+    computation, one root cause, of the expression."""
+    right_rule = json.dumps(
+        [{"rule": "impl", "kind": "gradient", "input": "x", "right": True, "at": {"x": 100.0}}]
+    )
+    value = {"order": 0, "partial": "", "outcome": "nan", "worst_got": float("nan")}
+    found = _classified(
+        _finding(case="softplus", implementation="naive", **value, localised=1.0),
+        _finding(
+            case="softplus",
+            implementation="impl",
+            id="f2",
+            rules=right_rule,
+            same_value="naive",
+            localised=1.0,
+            **value,
+        ),
+    )
+    roots = root_causes(found)
+    assert list(roots["id"]) == ["formula:softplus.naive:nonfinite"]
+    (text,) = roots["text"]
+    assert "(so is the value of softplus.impl: the same expression)" in text
+    assert "its rule" not in text and audit(roots, found) == []
+    # A derivative of the same implementation still goes through its rule.
+    derivative = _finding(case="softplus", implementation="impl", rules=right_rule)
+    assert decide(derivative, ()) == ("rule", "softplus.impl")
+
+
+def test_every_primitive_right_is_said_only_of_what_was_localised():
+    solver = _finding(implementation="rk4", localised=0.0)
+    (text,) = root_causes(_classified(solver))["text"]
+    assert "no primitive was judged alone at these points" in text
+    some = [_finding(localised=1.0), _finding(id="f2", localised=0.0, lo=90.0, hi=95.0)]
+    (text,) = root_causes(_classified(*some))["text"]
+    assert "every primitive judged alone is right at its own inputs (in 1 of its 2 findings" in text

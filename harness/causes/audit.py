@@ -16,6 +16,9 @@ rows: :mod:`harness.causes.evidence`), never on the statement's own code:
 - ``one mechanism``: a ``kernel`` root cause's members each name its primitive as their
   own culprit (or its wrong value); a root cause's members share one outcome class;
 - ``crash``: a root cause of exceptions shows no value ("got nan");
+- ``every primitive``: "every primitive is right at its own inputs" only where every
+  member's failing values were localised (registered solvers never are);
+- ``rule``: no value (order 0) blamed on a derivative rule, which a value never meets;
 - ``inputs``: every input the statement prints (``x = 0.49999999999999994``,
   ``x in [a, b]``) reads back, in one of the root cause's dtypes, to an input its members
   hold (an edge or a worst point): nothing rounded, nothing invented.
@@ -42,6 +45,7 @@ __all__ = ["Problem", "audit", "printed_inputs"]
 #: What the statements say where they claim these (the rules look for them).
 VALUE_RIGHT = "where its value is right"
 ONLY_IN = "only in "
+EVERY_PRIMITIVE = "every primitive is right at its own inputs"
 
 _EMPTY = re.compile(r":\s*[.;,)]|\(\s*\)|;\s*;|,\s*,|:\s*$|\s\.$")
 _NUMBER = r"~?(-?(?:\d+\.?\d*(?:e[+-]?\d+)?|inf|nan))"
@@ -107,6 +111,12 @@ def _problems(r: dict, group: pd.DataFrame):
         if shares.isna().any() or (shares < 1.0).any():
             least = "not judged" if shares.isna().any() else f"right at {shares.min():.0%}"
             yield "value right", f"order 0 {least} at some member's points"
+    if EVERY_PRIMITIVE in text:
+        judged = pd.to_numeric(group.get("localised", pd.Series(dtype=float)), errors="coerce")
+        if (judged.fillna(0) <= 0).any():
+            yield "every primitive", "a member whose primitives were not judged alone"
+    if r["kind"] == "rule" and (group["order"].astype(int) == 0).any():
+        yield "rule", "a value (order 0) blamed on a derivative rule"
     if r["kind"] == "framework" and text.startswith(ONLY_IN):
         mine = set(group["backend"])
         for f in group.itertuples(index=False):

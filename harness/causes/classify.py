@@ -136,7 +136,9 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
     modes' compilers (``{"xla": "XLA"}``). The subject is the primitive (``softplus``),
     the exception (``TypeError-3fa2b1``, :func:`crash_id`) or the implementation (``case.implementation``)
     the root cause is keyed by."""
-    owner = f"{f['case']}.{f['implementation']}"
+    # A value (order 0) is its expression's, whichever implementation wraps it in rules.
+    same = f.get("same_value")
+    owner = f"{f['case']}.{same if isinstance(same, str) and same else f['implementation']}"
     if f["outcome"] == "error":
         texts = [t for t in str(f.get("error_text") or "").splitlines() if t]
         if texts and all(refused(t, refusals) for t in texts):
@@ -161,14 +163,15 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
         if len(behind) == 1 and "" not in behind:
             return "mode", f"{owner}@{behind.pop()}"
         return "mode", mine
-    rules = json.loads(f.get("rules") or "[]")
+    # A value (order 0) goes through no derivative rule, right or wrong.
+    rules = json.loads(f.get("rules") or "[]") if int(f.get("order", 1) or 0) else []
     if any(not r["right"] for r in rules):
         return "rule", owner
     if f.get("culprit"):
         return "kernel", str(f["culprit"])
     if f.get("value_wrong"):  # the value kernel, another mechanism than its rule
         return "kernel", f"{f['value_wrong']}:value"
-    if f.get("kink"):  # a one-sided derivative taken at a kink or tie (causes.kinks)
+    if isinstance(f.get("kink"), str) and f["kink"]:  # a one-sided slope at a kink (causes.kinks)
         return "kink", f"{owner}:{kink_names(f['kink'])}"
     backends = _shares(f.get("backends_ok"))
     # Bits lost where another framework gets only some of the points right is each

@@ -93,7 +93,7 @@ def kink_clause(group: pd.DataFrame, titles) -> str:
     """What the frameworks pick at the kinks their members meet (:mod:`harness.causes.kinks`)."""
     seen: dict[str, list[dict]] = {}
     for b, text in zip(group["backend"], group["kink"]):
-        if text and b not in seen:
+        if isinstance(text, str) and text and b not in seen:
             seen[b] = json.loads(text)
     kinks = next(iter(seen.values()))
     where = "; ".join(

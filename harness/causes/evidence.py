@@ -9,6 +9,9 @@ where it fails (the same back end, implementation, derivative and dtype):
 - ``value_ok``: the share of the function's own values (order 0, same back end,
   implementation, dtype and modes) right at those points (NaN: none computed there), so
   that a statement says "where its value is right" only where it was judged right;
+- ``same_value``: for a value (order 0), the case's first implementation with the same
+  expression (``naive`` for a custom gradient of ``log(1 + exp(x))``): one computation,
+  so one root cause;
 - ``fixes``: the case's other implementations right at 90% of those points or more (the
   rewrite a user can take);
 - the localisation (:mod:`harness.causes.localise`) over its failing values: the culprit
@@ -47,6 +50,7 @@ EVIDENCE_COLUMNS = [
     "methods_ok",
     "backends_ok",
     "value_ok",  # the share of the function's own values (order 0) right at those points
+    "same_value",  # at order 0: the case's first implementation with the same expression
     "fixes",
     "rules",  # JSON: the hand-written rules on its path, each checked exactly there
     "localised",  # share of the failing values an expression describes
@@ -103,6 +107,7 @@ def attach(findings: pd.DataFrame, errors: pd.DataFrame, localised, case, inputs
         shares = _shares(its["implementations"], "implementation", points, col, text=False)
         rec["fixes"] = json.dumps(sorted(k for k, v in shares.items() if v >= 0.9))
         impl = impls.get(f.implementation)
+        rec["same_value"] = _same_value(impl, impls.values()) if not f.partial else ""
         rec["rules"] = _rules(case, impl, f, checked)
         point = rows_of.worst_point(key, at, f.worst_inputs)
         rec.update(_localisation(f, rows, col, located, point))
@@ -204,6 +209,14 @@ class _Rows:
         for n, values in self._inputs[key].items():
             here &= values == worst[n]
         return int(self.col["point"][at[here]][0]) if here.any() else None
+
+
+def _same_value(impl, impls) -> str:
+    """The first of ``impls`` whose value is ``impl``'s expression (a custom gradient's
+    value is its expression, whatever its rule): at order 0 they are one computation."""
+    if impl is None or impl.expression is None:
+        return ""
+    return next((i.name for i in impls if i.expression == impl.expression), "")
 
 
 def _rules(case, impl, f, checked: dict) -> str:

@@ -109,6 +109,7 @@ def classify_findings(
         impacts.append(severity(f))
         roots.append(_key(kind, subject, f))
         if kind == "rule" and any(not r["right"] for r in json.loads(f.get("rules") or "[]")):
+            # (decide never makes a value, order 0, a rule's: it goes through none)
             proven.setdefault(subject, []).append(i)
     _value_crashes(findings, kinds, subjects, roots)
     for subject, members in proven.items():

@@ -302,7 +302,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         why = (
             f"{wall} lies beyond {dtype} there"
             if wall
-            else "the terms of its derivative cancel or round away"
+            else "the terms of its value or derivatives cancel or round away"
         )
         fixes = json.loads(row["fixes"])
         fix = (
@@ -310,11 +310,38 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             if fixes
             else ""
         )
-        head = (
-            f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}: every "
-            f"primitive is right at its own inputs, but {why}{fix}"
-        )
-    return f"{head}. {row['members']} findings ({where}); {_worst(row, titles)}"
+        judged = pd.to_numeric(group.get("localised", pd.Series(dtype=float)), errors="coerce")
+        some = int((judged.fillna(0) > 0).sum())
+        if len(judged) and some == len(judged):
+            because = f"every primitive is right at its own inputs, but {why}"
+        elif some:
+            because = (
+                f"every primitive judged alone is right at its own inputs (in {some} of its "
+                f"{len(judged)} findings; the others' values were not localised), but {why}"
+            )
+        elif wall:
+            because = f"{wall} lies beyond {dtype} there (its primitives were not all judged alone)"
+        else:
+            # A registered implementation (a solver) has no primitives to judge alone, and
+            # a finding not localised was not: nothing is claimed of what is inside.
+            because = (
+                "no primitive was judged alone at these points, so no cause inside it is named"
+            )
+        head = f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}: {because}{fix}"
+    return f"{head}{_also(row)}. {row['members']} findings ({where}); {_worst(row, titles)}"
+
+
+def _also(row: dict) -> str:
+    """`` (so is the value of c.doc_custom_gradient: the same expression)`` where a value's
+    root cause holds other implementations of the same expression (evidence ``same_value``)."""
+    if row["kind"] not in ("formula", "method", "framework", "mode") or "." not in row["primitive"]:
+        return ""
+    mine = row["primitive"].split("@")[0]
+    others = [i for i in row["implementations"].split(", ") if i and i != mine]
+    if not others:
+        return ""
+    told = "is the value" if len(others) == 1 else "are the values"
+    return f" (so {told} of {listed(others)}: the same expression)"
 
 
 def _raised(row, group, subject: str) -> str:
