@@ -966,3 +966,14 @@ def test_every_primitive_right_is_said_only_of_what_was_localised():
     some = [_finding(localised=1.0), _finding(id="f2", localised=0.0, lo=90.0, hi=95.0)]
     (text,) = root_causes(_classified(*some))["text"]
     assert "every primitive judged alone is right at its own inputs (in 1 of its 2 findings" in text
+
+
+def test_a_zero_for_a_subnormal_truth_says_so():
+    """PyTorch's sigmoid is 0 at u = -94.4 in float32, where its truth 1.03e-41 is
+    subnormal (the platform keeps subnormals in PyTorch here): a flush of a subnormal
+    result, which the statement tells apart from a 0 for an ordinary number."""
+    tiny = _finding(outcome="zero", worst_got=0.0, worst_truth="1.02757806e-41")
+    (text,) = root_causes(_classified(tiny))["text"]
+    assert "(each 0 for a truth below float32's smallest normal, 1.1754944e-38)" in text
+    (text,) = root_causes(_classified(_finding()))["text"]  # a truth of 2.06e-9
+    assert "smallest normal" not in text

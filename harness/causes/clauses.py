@@ -21,6 +21,7 @@ __all__ = [
     "others_at_those_points",
     "overflows",
     "shares_told",
+    "subnormal_zeros",
     "value_clause",
 ]
 
@@ -154,3 +155,31 @@ def shares_told(right: dict[str, float], titles) -> str:
     names = listed([titles(b) for b in right])
     shares = listed([f"{v:.0%}" for v in right.values()])
     return f"{names} get{'s' if len(right) == 1 else ''} {shares} of these points right"
+
+
+def subnormal_zeros(group: pd.DataFrame) -> str:
+    """`` (each 0 for a truth below float32's smallest normal, 1.1754944e-38)`` where every
+    0 among the members' worst values stands for a subnormal truth: a flush of subnormal
+    results (the platform's, or a kernel's own where the platform keeps them), which a
+    reader tells apart from a 0 for an ordinary number."""
+    import math
+
+    import mpmath
+
+    from harness.numerics.floats import FORMATS, round_mpf
+
+    zeros = group[pd.to_numeric(group["worst_got"], errors="coerce") == 0]
+    if zeros.empty:
+        return ""
+    for truth, dtype in zip(zeros["worst_truth"], zeros["dtype"]):
+        fmt = FORMATS[dtype]
+        try:
+            with mpmath.workdps(40):
+                rounded = abs(round_mpf(mpmath.mpf(str(truth)), fmt))
+        except (ValueError, TypeError):
+            return ""
+        if not (0 < rounded < fmt.smallest_normal) or math.isnan(rounded):
+            return ""
+    dtype = zeros["dtype"].iat[0]
+    least = format_value(FORMATS[dtype].smallest_normal, dtype)
+    return f" (each 0 for a truth below {dtype}'s smallest normal, {least})"

@@ -17,6 +17,7 @@ from harness.causes.clauses import (
     nonfinite_words,
     others_at_those_points,
     shares_told,
+    subnormal_zeros,
     value_clause,
 )
 from harness.causes.regions import CASES_LISTED, listed, regions_text
@@ -68,7 +69,10 @@ def _what(row: dict, group: pd.DataFrame, titles) -> str:
         if not (classes == c).any():
             continue
         if c == "wrong":
-            words.append(_wrong(group[classes == c], titles, row["frameworks"].split(", ")))
+            words.append(
+                _wrong(group[classes == c], titles, row["frameworks"].split(", "))
+                + subnormal_zeros(group[classes == c])
+            )
         elif c == "nonfinite":
             words.append(nonfinite_words(group[classes == c]))
         else:
