@@ -911,7 +911,7 @@ def test_a_reproducer_s_numbers_are_told_as_its_own_and_the_probe_as_another_poi
     assert "not the script's primitive" in probe_words(rep)
     case = {**rep, "target": "softplus.builtin", "reproduces": False}
     assert probe_words(case) == "the same value with the harness"
-    assert "the probe command reproduces the finding" in script_words(case)
+    assert "only the probe command, which computes it as the harness did" in script_words(case)
 
 
 def test_a_nan_where_the_truth_overflows_says_inf_is_the_right_answer():

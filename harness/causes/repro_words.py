@@ -36,8 +36,9 @@ def script_words(rep: dict) -> str:
     state = (
         "it shows the failure"
         if rep.get("reproduces")
-        else "it does not show the failure alone: the value depends on the batch the "
-        "harness computed it in; the probe command reproduces the finding"
+        else "it does not show the failure: the standalone script computes another value "
+        "than the harness recorded; only the probe command, which computes it as the "
+        "harness did, reproduces the finding"
     )
     return (
         f"the script computes {_where(rep)} and prints got {got}; the certified truth there "
