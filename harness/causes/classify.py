@@ -9,9 +9,10 @@ The first rule that applies decides (each says what it rests on):
    by :func:`refused`); any other exception is a
    crash of the method (``method``), keyed by the framework, the methods and the
    exception (its type and a digest of its text, :func:`crash_id`: the id names the
-   crash, the statement quotes its message), whichever implementation reaches it (TensorFlow's forward-over-
-   reverse raising ``IndexError: list index out of range`` under tf.function in the
-   gradients of ``pow``, ``maximum``, ``abs`` and ``xlogy`` is one crash), unless the
+   crash, the statement quotes its message), whichever implementation reaches it
+   (TensorFlow's forward-over-reverse raising ``IndexError: list index out of range``
+   under tf.function in the gradients of ``pow``, ``maximum``, ``abs`` and ``xlogy`` is
+   one crash), unless the
    value itself raises it (order 0): then the framework's kernel raises, whatever the
    method, and that crash at every order of the case's implementation and dtype is one
    ``kernel`` root cause keyed by the framework and the exception
@@ -31,7 +32,8 @@ The first rule that applies decides (each says what it rests on):
 4. ``rule``: a hand-written rule on its path is not the derivative, checked exactly at
    its worst point (:mod:`harness.causes.rules`);
 5. ``kernel``: a primitive judged on its own at the arguments it receives is wrong there
-   while its value is right (or its value is wrong): the framework's rule for it;
+   while its value is right: the framework's rule for it; or its own value is wrong
+   there: its value kernel, another mechanism (subject ``softplus:value``);
    ``kink``: else, at most of the failing points a kink primitive's arguments tie (a
    zero of ``abs``, a tie of ``maximum``/``minimum``, a ``where`` whose condition's sides
    are equal): the derivative exists there only as the two sides together, and the
@@ -134,8 +136,9 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
     :data:`harness.causes.evidence.EVIDENCE_COLUMNS`); ``refusals``: the exceptions its
     back end refuses a transformation with (:func:`refused`); ``compilers``: its compiled
     modes' compilers (``{"xla": "XLA"}``). The subject is the primitive (``softplus``),
-    the exception (``TypeError-3fa2b1``, :func:`crash_id`) or the implementation (``case.implementation``)
-    the root cause is keyed by."""
+    the exception (``TypeError-3fa2b1``, :func:`crash_id`) or the implementation
+    (``case.implementation``; for a value, the case's first implementation of the same
+    expression) the root cause is keyed by."""
     # A value (order 0) is its expression's, whichever implementation wraps it in rules.
     same = f.get("same_value")
     owner = f"{f['case']}.{same if isinstance(same, str) and same else f['implementation']}"

@@ -58,8 +58,8 @@ def _side(node: ex.Node, values: dict) -> float | None:
 
 
 def kink_at(args, wheres, values: dict, judged: dict, dtype: str, via: str, mode: str) -> str:
-    """The kinks at a point (JSON list, ``""`` none), in the order of its sites: ``args`` the point's
-    sites with their arguments' values (:func:`harness.causes.localise.localise`),
+    """The kinks at a point (JSON list, ``""`` none), in the order of its sites: ``args``
+    the point's sites with their arguments' values (:func:`harness.causes.localise.localise`),
     ``wheres`` the expression's :func:`branches` and ``values`` its condition sides'
     values there; ``judged`` the primitives judged alone ((site text, dtype, arguments,
     mode) -> {(method, partial): row}), whose first-order rows at the tie are what the

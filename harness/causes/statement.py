@@ -205,7 +205,8 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         value = value_clause(group)
         value = "; the function's own value is right there" if value == VALUE_RIGHT else value
         head = (
-            f"{frameworks}: the value of {subject.split(':')[0]} is wrong at the inputs it receives "
+            f"{frameworks}: the value of {subject.split(':')[0]} is wrong at the inputs it "
+            "receives "
             f"(judged alone), and so the derivatives through it are {what} at {orders} in "
             f"{dtype}{scope}{value}"
         )
