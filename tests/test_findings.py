@@ -579,3 +579,14 @@ def test_a_finding_prints_its_inputs_so_they_read_back_and_a_crash_as_its_except
     assert float(printed) == below and printed != "0.5"
     assert "raised TypeError: select cases must have the same shapes" in text
     assert "got nan" not in text
+
+
+def test_a_stable_domain_prints_its_edges_so_they_read_back():
+    from harness.judge.case_tables import domain_text
+
+    edge = float(np.float32(88.72283))  # 88.72283172607422: float32's last exp below inf
+    text = domain_text({"x": [[1e-30, edge]]}, "float32")
+    assert text == "x: [1e-30, 88.72283]"
+    assert float(np.float32(text.split(", ")[1].rstrip("]"))) == edge
+    below = float(np.nextafter(0.5, 0.0))
+    assert domain_text({"t": [[below, 1.0]]}, "float64") == "t: [0.49999999999999994, 1.0]"

@@ -33,6 +33,7 @@ from harness.cases.points import segment_index
 from harness.judge.axes import Axes
 from harness.judge.compare import OUTCOMES
 from harness.judge.findings import RUN_COLUMNS, edge_lookup, stable_intervals
+from harness.judge.findings_text import format_value
 from harness.judge.summary import KEYS, NOT_FAILURES, worst_of, worst_point
 from harness.results import ResultsError, read_metadata, read_table
 
@@ -87,10 +88,16 @@ def stable_domain(
     return out
 
 
-def domain_text(domain: dict[str, list]) -> str:
+def domain_text(domain: dict[str, list], dtype: str = "float64") -> str:
+    """``x: [1e-30, 88.72283]; [...] | y: none``, each bound the shortest decimal that
+    reads back as that float of ``dtype`` (an exact edge printed rounded is another
+    input)."""
     parts = []
     for name, runs in domain.items():
-        text = "; ".join(f"[{lo:.3g}, {hi:.3g}]" for lo, hi in runs) or "none"
+        text = "; ".join(
+            f"[{format_value(lo, dtype)}, {format_value(hi, dtype)}]" for lo, hi in runs
+        )
+        text = text or "none"
         parts.append(f"{name}: {text}")
     return " | ".join(parts)
 
@@ -162,7 +169,9 @@ def summarise_case(
                 "worst_wanted": worst.get("worst_wanted", ""),
                 "worst_outcome": worst.get("worst_outcome", ""),
                 "worst": worst_point(group, list(inputs), w),
-                "stable_domain": domain_text(domain) if domains else "",
+                "stable_domain": domain_text(domain, str(group["dtype"].iloc[0]))
+                if domains
+                else "",
                 "stable_domain_json": json.dumps(domain) if domains else "",
             }
         )

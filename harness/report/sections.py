@@ -85,7 +85,7 @@ def expectations_section(case, errors: pd.DataFrame) -> str:
                     exp.dtypes and "/".join(exp.dtypes),
                     exp.orders and "order " + "/".join(map(str, exp.orders)),
                     exp.partial and "partial " + case.label(exp.partial),
-                    *(f"{k} in [{lo:.3g}, {hi:.3g}]" for k, (lo, hi) in exp.where.items()),
+                    *(f"{k} in [{lo!r}, {hi!r}]" for k, (lo, hi) in exp.where.items()),
                 ],
             )
         )
