@@ -977,3 +977,9 @@ def test_a_zero_for_a_subnormal_truth_says_so():
     assert "(each 0 for a truth below float32's smallest normal, 1.1754944e-38)" in text
     (text,) = root_causes(_classified(_finding()))["text"]  # a truth of 2.06e-9
     assert "smallest normal" not in text
+
+
+def test_a_missing_gradient_is_never_shown_as_a_value():
+    gone = _finding(outcome="missing", worst_got=float("nan"))
+    (text,) = root_causes(_classified(gone))["text"]
+    assert "got nan" not in text and "for example c.impl d²/dx² at x = 20.0 (" in text

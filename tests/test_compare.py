@@ -272,3 +272,23 @@ def test_zero_scale_is_the_running_maximum_over_lower_orders():
             ]
             want.append(max(sizes, default=0.0))
         assert _zero_scale(frame).tolist() == want
+
+
+def test_a_flushed_input_on_a_kink_is_the_platform_s_whatever_the_framework_picks():
+    """d/dx abs(x) at x = -5.9e-42 in float32 is -1; a platform that reads subnormal inputs
+    as 0 puts the point on abs's kink, where no derivative exists, and the framework's
+    pick there (TensorFlow 0, JAX 1) is the flush's doing: flushed, not a wrong kernel."""
+    r = judge(
+        np.array([0.0, 1.0, 1.0]),
+        np.array(["value"] * 3),
+        np.array([-1.0, -1.0, -1.0]),
+        *np.frexp(np.array([-1.0, -1.0, -1.0])),
+        np.array([True] * 3),
+        "float32",
+        np.full(3, 16.0),
+        flush_rounded=np.array([np.nan, np.nan, np.nan]),
+        # The first two at a flushed input whose derivative is undefined; the third at an
+        # input the flush leaves alone: a real wrong sign.
+        flush_defined=np.array([False, False, True]),
+    )
+    assert list(r["outcome"]) == ["flushed", "flushed", "wrong"]

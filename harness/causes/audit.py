@@ -15,7 +15,7 @@ rows: :mod:`harness.causes.evidence`), never on the statement's own code:
   inputs;
 - ``one mechanism``: a ``kernel`` root cause's members each name its primitive as their
   own culprit (or its wrong value); a root cause's members share one outcome class;
-- ``crash``: a root cause of exceptions shows no value ("got nan");
+- ``crash``: a root cause of exceptions or of missing gradients shows no value ("got nan");
 - ``every primitive``: "every primitive is right at its own inputs" only where every
   member's failing values were localised (registered solvers never are);
 - ``rule``: no value (order 0) blamed on a derivative rule, which a value never meets;
@@ -138,8 +138,8 @@ def _problems(r: dict, group: pd.DataFrame):
     classes = {outcome_class(o) for o in group["outcome"]}
     if len(classes) > 1 and r["kind"] != "rule":
         yield "one mechanism", f"outcome classes {sorted(classes)}"
-    if r["outcome"] == "error" and "got nan" in text:
-        yield "crash", "an exception shown as a value"
+    if r["outcome"] in ("error", "missing") and "got nan" in text:
+        yield "crash", f"{'an exception' if r['outcome'] == 'error' else 'None'} shown as a value"
     yield from _inputs(r, group, text)
 
 

@@ -280,6 +280,7 @@ def _root(key: str, group: pd.DataFrame, titles) -> dict:
                 "mode": w["worst_mode"],
                 "finding": f"{w['case']}:{w['id']}",
                 "dtype": w["dtype"],
+                "outcome": str(w["outcome"]),
             }
         ),
         "culprit": json.dumps(culprit),

@@ -131,7 +131,7 @@ def _worst(row: dict, titles) -> str:
     w = json.loads(row["worst"])
     dtype = w.get("dtype") or row["dtypes"].split(", ")[0]
     at = ", ".join(f"{k} = {format_value(v, dtype)}" for k, v in w["inputs"].items())
-    if row["outcome"] == "error":  # it raised: no value to show, and no worst among them
+    if w.get("outcome", row["outcome"]) in ("error", "missing"):  # it raised, or gave None
         return (
             f"for example {w['case']}.{w['implementation']} {w['derivative']} at {at} "
             f"({titles(w['framework'])}, {METHOD_WORDS.get(w['method'], w['method'])}, "

@@ -113,6 +113,8 @@ def finding_text(f: dict) -> str:
         if f["outcome"] == "error":  # it raised: the exception, not a value
             raised = str(f.get("worst_error") or "an exception").splitlines()[0][:200]
             worst = f"; at {at}: raised {raised}"
+        elif f["outcome"] == "missing":  # no gradient: None, not a value
+            worst = f"; at {at}: no gradient (None), truth {truth}"
         else:
             worst = f"; at {at}: got {format_value(f['worst_got'], f['dtype'])}, truth {truth}"
     if f["input"]:

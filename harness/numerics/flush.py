@@ -14,8 +14,9 @@ in every case drowns the real findings. So:
   (:func:`flush_columns`): at the flushed input where inputs are flushed, then rounded,
   then set to 0 where results are flushed and it is subnormal. A row that is not right
   against the true reference but is right against this one is ``flushed``; where the
-  flushed input makes the function undefined (``-a/b`` at ``a = b`` subnormal: 0/0), a
-  NaN result is ``flushed``.
+  flushed input makes the function or its derivative undefined (``-a/b`` at ``a = b``
+  subnormal: 0/0; ``abs`` at a subnormal x, read as its kink at 0), whatever the result
+  (a NaN, or the framework's one-sided pick at the kink) is ``flushed``.
 
 A flush that is amplified into something else (an intermediate flushed, then divided into
 inf) matches neither reference and keeps its own outcome: naive softplus's
