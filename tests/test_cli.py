@@ -77,7 +77,7 @@ def test_run_writes_three_tables_with_provenance_and_prints_a_summary(workdir):
     # With --table: one row per implementation x mode x derivative; then the findings
     # (the seed's NaN from 88.72284 among them) and the totals line.
     assert sum(1 for line in out if line.startswith("tensorflow  naive ")) == 2 * 3
-    assert "naive" in proc.stdout and "x=100 => nan != 1" in proc.stdout
+    assert "naive" in proc.stdout and "x=100.0 => nan != 1" in proc.stdout
     # One statement for the frameworks that share it (TensorFlow among them).
     assert any(
         "· naive · d/dx · float32: nan for x ≥ 88.72284" in line
