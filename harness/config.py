@@ -218,7 +218,7 @@ def settings_for(
     points = [p for p in points if p is not None]
     chosen_methods = pick("methods", METHODS, case.methods, methods)
     max_order = {}
-    top = max(orders, default=0) if orders else 0
+    top = max(orders or [0])
     for m in chosen_methods:
         caps = [dict(n.max_order).get(m, MAX_ORDER) for n in narrowings if n.max_order]
         cap = min(caps, default=MAX_ORDER)

@@ -249,3 +249,20 @@ def test_vectorised_rounding_matches_integer_rounding_at_ties(name):
     x = np.concatenate([x, -x])
     want = np.array([round_mpf(mpmath.mpf(v), f) for v in x])
     assert np.array_equal(_round_array(x, f), want)
+
+
+def test_a_reference_decimal_rounds_directly_at_the_overflow_and_underflow_edges():
+    """float32's overflow threshold is (2**25 - 1) * 2**103, halfway between its largest
+    finite and 2**128: a tie, rounded to even (inf); the integer one below it rounds to
+    the largest finite. Half the smallest subnormal 2**-150 ties to 0."""
+    from harness.numerics.floats import round_decimal
+
+    edge = (2**25 - 1) * 2**103
+    assert round_decimal(str(edge), "float32") == math.inf
+    below = str(edge - 1)  # 39 exact digits
+    assert round_decimal(below, "float32") == float(np.finfo(np.float32).max)
+    half = mpmath.mpf(2) ** -150
+    with mpmath.workdps(80):
+        assert round_decimal(mpmath.nstr(half, 70), "float32") == 0.0
+        assert round_decimal(mpmath.nstr(half * 1.0000001, 70), "float32") == 2.0**-149
+    assert math.isnan(round_decimal("not a number", "float64"))

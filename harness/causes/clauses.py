@@ -6,11 +6,13 @@ NaN whose truth lies beyond the dtype."""
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
 from harness.causes.regions import listed
 from harness.judge.findings_text import format_value
+from harness.numerics.floats import FORMATS, round_decimal
 
 __all__ = [
     "OUTCOME_WORDS",
@@ -57,17 +59,7 @@ def nonfinite_words(group: pd.DataFrame) -> str:
 
 def overflows(truth, dtype: str) -> bool:
     """Whether the truth rounds to an infinity in ``dtype`` (directly, as judged)."""
-    import math
-
-    import mpmath
-
-    from harness.numerics.floats import FORMATS, round_mpf
-
-    try:
-        with mpmath.workdps(40):
-            return math.isinf(round_mpf(mpmath.mpf(str(truth)), FORMATS[dtype]))
-    except (ValueError, TypeError, KeyError):
-        return False
+    return math.isinf(round_decimal(truth, dtype))
 
 
 #: What :func:`value_clause` returns where every member's value was judged right.
@@ -77,9 +69,10 @@ VALUE_RIGHT = "value right"
 def value_clause(group: pd.DataFrame) -> str:
     """What the rows say of the function's own value (order 0) at the members' failing
     points (``value_ok``, :mod:`harness.causes.evidence`): :data:`VALUE_RIGHT` where it
-    was judged right at every one of them; ``; the function's value is wrong there too
-    (order 0 right at 40% of these points)`` where it was not; ``""`` where no value was
-    computed there (a statement then claims nothing of it)."""
+    was judged right at every one of them; ``; the function's own value (order 0) is
+    wrong at some of these points too: right at 40% of them in the worst finding`` where
+    it was not; ``""`` where it was not judged at some member's points (a statement then
+    claims nothing of it)."""
     shares = pd.to_numeric(group.get("value_ok", pd.Series(dtype=float)), errors="coerce")
     if shares.empty or (shares.dropna() >= 1.0).all():
         # Right wherever judged: said only where it was judged at every member's points.
@@ -162,23 +155,11 @@ def subnormal_zeros(group: pd.DataFrame) -> str:
     0 among the members' worst values stands for a subnormal truth: a flush of subnormal
     results (the platform's, or a kernel's own where the platform keeps them), which a
     reader tells apart from a 0 for an ordinary number."""
-    import math
-
-    import mpmath
-
-    from harness.numerics.floats import FORMATS, round_mpf
-
     zeros = group[pd.to_numeric(group["worst_got"], errors="coerce") == 0]
     if zeros.empty:
         return ""
     for truth, dtype in zip(zeros["worst_truth"], zeros["dtype"]):
-        fmt = FORMATS[dtype]
-        try:
-            with mpmath.workdps(40):
-                rounded = abs(round_mpf(mpmath.mpf(str(truth)), fmt))
-        except (ValueError, TypeError):
-            return ""
-        if not (0 < rounded < fmt.smallest_normal) or math.isnan(rounded):
+        if not 0 < abs(round_decimal(truth, dtype)) < FORMATS[dtype].smallest_normal:
             return ""
     dtype = zeros["dtype"].iat[0]
     least = format_value(FORMATS[dtype].smallest_normal, dtype)

@@ -27,7 +27,6 @@ import sys
 import time
 from pathlib import Path
 
-import mpmath
 import numpy as np
 import pandas as pd
 
@@ -37,7 +36,7 @@ from harness.cases.model import label_partial
 from harness.causes.roots import worst_first
 from harness.causes.script_worker import ScriptFailed, ScriptWorker
 from harness.causes.sites import VARIABLES
-from harness.numerics.floats import FORMATS, round_mpf
+from harness.numerics.floats import round_decimal
 
 __all__ = ["REPRODUCER_COLUMNS", "check", "probe_command", "reproducers", "shows_failure"]
 
@@ -118,14 +117,6 @@ def _parse(line: str) -> tuple[float, str]:
     if len(parts) < 3 or parts[1] == "None":
         return math.nan, "None"
     return float(parts[1]), parts[2]
-
-
-def _rounded(truth: str, dtype: str) -> float:
-    try:
-        with mpmath.workdps(60):
-            return round_mpf(mpmath.mpf(truth), FORMATS[dtype])
-    except (ValueError, TypeError):
-        return math.nan
 
 
 def shows_failure(got: float, rounded: float, dtype: str, budget: float) -> bool:
@@ -234,7 +225,7 @@ def _reproducers(roots, findings, backend, cases, tolerances, module, worker) ->
             got, got_hex = math.nan, "error"
             base["note"] = str(exc)
         base["seconds"] = round(time.perf_counter() - t0, 3)
-        rounded = _rounded(str(truth), dtype)
+        rounded = round_decimal(truth, dtype)
         base.update(got=got, got_hex=got_hex, truth_rounded=rounded)
         budget = float(tolerances[dtype][len(partial)])
         base["reproduces"] = got_hex == "error" or shows_failure(got, rounded, dtype, budget)

@@ -28,6 +28,7 @@ __all__ = [
     "from_ordinal",
     "is_subnormal",
     "ordinal",
+    "round_decimal",
     "round_mpf",
     "sweep_order",
     "to_format",
@@ -134,6 +135,18 @@ def round_mpf(value: mpmath.mpf, fmt: Format) -> float:
         return -math.inf if sign else math.inf
     out = math.ldexp(float(q), qexp)  # exact: q has at most `precision` <= 53 bits
     return -out if sign else out
+
+
+def round_decimal(text, fmt: Format | str) -> float:
+    """A reference's decimal text (``"1.02757806e-41"``, at least 25 digits as the tables
+    hold it) rounded directly to ``fmt`` (:func:`round_mpf`, read at 60 digits: no double
+    rounding through float64); NaN where the text is no number."""
+    fmt = FORMATS[fmt] if isinstance(fmt, str) else fmt
+    try:
+        with mpmath.workdps(60):
+            return round_mpf(mpmath.mpf(str(text)), fmt)
+    except (ValueError, TypeError):
+        return math.nan
 
 
 def to_format(values: np.ndarray, fmt: Format | str) -> np.ndarray:
