@@ -1,12 +1,13 @@
 """A case's page, from its result tables (the report stage writes it, :mod:`harness.stages.report`).
 
-Pages are self-contained: every figure is an SVG drawn by matplotlib and inlined in the
-page (heavy layers, the lines and bands, are rasterised inside the SVG to keep pages
-small), styles are inline, and there is no script, font or image from anywhere else.
-A page opens from disk with no server and no network. Static SVG was chosen over an
-interactive plotting library because it needs nothing at view time and survives being
-mailed, archived or opened in ten years; the small multiples (one panel per dtype and
-mode) replace toggles.
+Pages are self-contained: every figure is an SVG drawn by :mod:`harness.report.svgplot`
+and inlined in the page (a run of one outcome is one shape, a line keeps the vertices
+that move it by a pixel), styles are inline, the one script is inline (it shows a long
+table's rows, written once as data, on demand), and there is no font or image from
+anywhere else. A page opens from disk with no server and no network. Static SVG was
+chosen over an interactive plotting library because it needs nothing at view time and
+survives being mailed, archived or opened in ten years; the small multiples (one panel
+per dtype and mode) replace toggles.
 
 Everything shown is derived from ``results/summary.parquet`` and the per-case errors
 tables; nothing is computed anew.
@@ -19,7 +20,7 @@ import pandas as pd
 from harness.causes.roots import root_causes
 from harness.causes.study import title as title_of
 from harness.judge.compare import input_columns
-from harness.report.figures import axis_input, band_figure, bits_figure
+from harness.report.figures import axis_input, band_figure, bits_figure, plain
 from harness.report.findings_list import findings_list, platform_note, stale_note, statements
 from harness.report.html import e, page
 from harness.report.html import table as html_table
@@ -44,6 +45,7 @@ def case_page(
     and findings, the bits of error, stable domains, worst points, expectations.
     ``stale``: a stale-results warning, put first; ``notes``: the platform's flush,
     after the findings."""
+    drawn = plain(errors)
     inputs = input_columns(errors)
     x_name = axis_input(errors, inputs)
     title = case.title if case else case_id
@@ -59,10 +61,18 @@ def case_page(
             + root_causes_section(mine, None, link_case=True, filters=False, index_links=True)
         )
     unexpected = stated[stated["expected"] == "unexpected"] if not stated.empty else stated
+    # The first statements, each a link to its place under its derivative below (where
+    # every statement is written, once).
+    first = 25
+    rest = (
+        f'<p class="muted">{len(stated) - first} more under their derivatives below.</p>'
+        if len(stated) > first
+        else ""
+    )
     parts.append(
         f"<h2>Findings</h2><p>{len(unexpected)} unexpected and "
         f"{len(stated) - len(unexpected)} expected (the derivatives below list theirs beside "
-        "their charts).</p>" + findings_list(stated, anchor=False, limit=25)
+        "their charts).</p>" + findings_list(stated.head(first), link_here=True) + rest
     )
     parts.append(notes)
     if case is not None:
@@ -85,9 +95,10 @@ def case_page(
         )
     parts.append(outcomes_section(errors))
     parts.append("<h2>Expectations</h2>" + expectations_section(case, errors))
-    for partial in sorted(errors.partial.unique(), key=lambda p: (len(p), p)):
+    by_partial = {str(p): g for p, g in drawn.groupby("partial", observed=True)}
+    for partial in sorted(by_partial, key=lambda p: (len(p), p)):
         label = partial or "f"
-        sub = errors[errors.partial == partial]
+        sub = by_partial[partial]
         mine = stated[stated["partial"] == partial] if not stated.empty else stated
         own = findings[findings["partial"] == partial] if not findings.empty else findings
         marks = [

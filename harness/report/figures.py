@@ -1,7 +1,7 @@
 """The report's figures: bits of error and outcome bands against the swept input, a row
 of panels per dtype and framework and a panel per mode that framework ran (its compiled
-modes too: tf.function and XLA, jax.jit, torch.compile), drawn by matplotlib and inlined
-as SVG (:func:`harness.report.html.svg`).
+modes too: tf.function and XLA, jax.jit, torch.compile), drawn as inline SVG by
+:mod:`harness.report.svgplot` (a run of one outcome is one shape).
 """
 
 from __future__ import annotations
@@ -14,19 +14,34 @@ import pandas as pd
 from harness.backends.catalogue import TITLES
 from harness.cases.schema import DEFAULT_BACKEND
 from harness.judge.compare import OUTCOMES, input_columns
-from harness.report.html import COLOURS, svg
+from harness.report.html import COLOURS, SEVERITY
+from harness.report.svgplot import Chart, polyline_points, runs
 
-__all__ = ["axis_input", "band_edges", "band_figure", "bits_figure", "set_xscale"]
+__all__ = ["PALETTE", "axis_input", "band_edges", "band_figure", "bits_figure", "plain"]
 
 _DTYPE_ORDER = ("float16", "bfloat16", "float32", "float64")
 _MODE_ORDER = ("eager", "function", "xla", "jit", "compile")
-_METHOD_STYLE = {
-    "reverse": "-",
-    "forward": "--",
-    "forward_over_reverse": "-.",
-    "taylor": (0, (5, 1, 1, 1, 1, 1)),
-    "finite_difference": ":",
+#: Each method's dashes (SVG ``stroke-dasharray``); reverse mode is solid.
+_METHOD_DASH = {
+    "reverse": "",
+    "forward": "6 3",
+    "forward_over_reverse": "6 2 1 2",
+    "taylor": "5 1 1 1 1 1",
+    "finite_difference": "1 2",
 }
+#: matplotlib's tab10, the implementations' colours.
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 
 def axis_input(errors: pd.DataFrame, inputs: Sequence[str]) -> str:
@@ -37,36 +52,6 @@ def axis_input(errors: pd.DataFrame, inputs: Sequence[str]) -> str:
     return inputs[0]
 
 
-def set_xscale(ax, x: np.ndarray) -> None:
-    nonzero = np.abs(x[x != 0])
-    if len(nonzero) == 0:
-        return
-    if (x < 0).any():
-        lo, hi = float(nonzero.min()), float(nonzero.max())
-        ax.set_xscale("symlog", linthresh=lo)
-        # At most ~4 decades labelled per sign, or the labels run into each other.
-        decades = np.arange(np.floor(np.log10(lo)), np.ceil(np.log10(hi)) + 1)
-        step = max(1, int(np.ceil(len(decades) / 4)))
-        ticks = 10.0 ** decades[::-step][::-1]
-        ax.set_xticks([*(-ticks[::-1]), *ticks])
-        ax.set_xticklabels(
-            [f"-1e{int(np.log10(t))}" for t in ticks[::-1]]
-            + [f"1e{int(np.log10(t))}" for t in ticks]
-        )
-    elif (x > 0).all():
-        ax.set_xscale("log")
-    else:
-        return
-    # No minor ticks: 8 per decade on every panel were a quarter of a page's time (each
-    # is an artist laid out at every draw), and the decades read well without them.
-    from matplotlib.ticker import NullLocator
-
-    ax.xaxis.set_minor_locator(NullLocator())
-
-
-#: Each back end's name as a reader knows it, in the registry's order.
-
-
 def _layout(errors: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
     """The figure's rows: one per (dtype, back end) present, each with the modes that
     back end ran (eager first, then its compiled modes: tf.function and XLA, jax.jit,
@@ -74,9 +59,10 @@ def _layout(errors: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
     if "backend" not in errors:
         errors = errors.assign(backend=DEFAULT_BACKEND)
     order = {m: i for i, m in enumerate(_MODE_ORDER)}
+    combos = errors[["dtype", "backend", "mode"]].drop_duplicates().astype(str)
     out = []
-    for dtype in (d for d in _DTYPE_ORDER if d in set(errors.dtype)):
-        sub = errors[errors.dtype == dtype]
+    for dtype in (d for d in _DTYPE_ORDER if d in set(combos["dtype"])):
+        sub = combos[combos["dtype"] == dtype]
         present = set(sub["backend"])
         for backend in [b for b in TITLES if b in present] + sorted(present - set(TITLES)):
             modes = sorted(
@@ -86,119 +72,128 @@ def _layout(errors: pd.DataFrame) -> list[tuple[str, str, list[str]]]:
     return out
 
 
-def _grid(layout, width_per=3.7, height_per=1.7, left=0.65, top=0.9, wgap=0.5):
-    """Panels of ``width_per`` x ``height_per`` inches, a row per (dtype, back end) of
-    ``layout``, a column per mode, with fixed margins in inches (``top`` holds the title
-    and legend, ``left`` the y labels); unused panels are hidden."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows, cols = len(layout), max(len(m) for _, _, m in layout)
-    bottom, right, hgap = 0.45, 0.15, 0.6
-    width = left + cols * width_per + (cols - 1) * wgap + right
-    height = top + rows * height_per + (rows - 1) * hgap + bottom
-    fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(width, height))
-    fig.subplots_adjust(
-        left=left / width,
-        right=1 - right / width,
-        bottom=bottom / height,
-        top=1 - top / height,
-        wspace=wgap / width_per,
-        hspace=hgap / height_per,
-    )
-    for i, (_, _, modes) in enumerate(layout):
-        for j in range(len(modes), cols):
-            axes[i][j].set_visible(False)
-    return fig, axes
-
-
 def _panel_title(dtype: str, backend: str, mode: str) -> str:
     return f"{TITLES.get(backend, backend)} · {dtype} · {mode}"
 
 
+def _groups(frame: pd.DataFrame, keys: list[str]) -> dict:
+    """``frame``'s rows by ``keys`` (one pass instead of a mask per panel and line)."""
+    if frame.empty:
+        return {}
+    groups = frame.groupby(keys, sort=False, observed=True)
+    return {k if isinstance(k, tuple) else (k,): g for k, g in groups}
+
+
+def plain(errors: pd.DataFrame) -> pd.DataFrame:
+    """``errors`` with its label columns as categories: the figures group and compare
+    them hundreds of times, and a column of Arrow strings iterates a value at a time."""
+    labels = ("backend", "implementation", "method", "mode", "dtype", "partial", "outcome")
+    return errors.astype({c: "category" for c in labels if c in errors})
+
+
+#: Pixels: a panel's width, the gap between panels, the margins.
+_PANEL_W, _GAP, _RIGHT, _BOTTOM = 360, 40, 10, 44
+
+
 def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
     """Bits of error against the input: a row of panels per (dtype, framework), a panel
-    per mode that framework ran; colour implementation, line style method."""
-    import matplotlib.pyplot as plt
-
+    per mode that framework ran; colour implementation, dashes method; NaN at the top."""
     if "backend" not in errors:
         errors = errors.assign(backend=DEFAULT_BACKEND)
     layout = _layout(errors)
     impls = sorted(errors.implementation.unique())
+    colour = {impl: PALETTE[k % len(PALETTE)] for k, impl in enumerate(impls)}
     # On a grid, one line per combination of the other inputs (a single line through
     # every point would zigzag between them); an input tied to x is not another input.
     by_x = errors.groupby(x_name, observed=True)
     others = [c for c in input_columns(errors) if c != x_name and by_x[c].nunique().max() > 1]
-    palette = plt.get_cmap("tab10")
-    fig, axes = _grid(layout)
+    cols = max(len(m) for _, _, m in layout)
+    left, top, height_per = 56, 62, 150
+    width = left + cols * _PANEL_W + (cols - 1) * _GAP + _RIGHT
+    height = top + len(layout) * (height_per + _BOTTOM)
+    chart = Chart(width, height)
+    panels = _groups(errors, ["dtype", "backend", "mode"])
     for i, (dtype, backend, modes) in enumerate(layout):
+        top_bits = {"float16": 16, "bfloat16": 16, "float32": 32}.get(dtype, 64)
+        y = top + i * (height_per + _BOTTOM)
         for j, mode in enumerate(modes):
-            ax = axes[i][j]
-            panel = errors[
-                (errors.dtype == dtype) & (errors["backend"] == backend) & (errors["mode"] == mode)
-            ]
-            for k, impl in enumerate(impls):
-                for method, style in _METHOD_STYLE.items():
-                    g = panel[(panel.implementation == impl) & (panel.method == method)]
-                    if g.empty:
-                        continue
-                    lines = g.groupby(others, sort=False) if others else [(None, g)]
-                    for _, line in lines:
-                        line = line.sort_values(x_name)
-                        ax.plot(
-                            line[x_name],
-                            line["bits"],
-                            ls=style,
-                            color=palette(k % 10),
-                            lw=1.1,
-                            rasterized=True,
-                        )
-            set_xscale(ax, panel[x_name].to_numpy())
-            ax.set_ylim(-0.5, {"float16": 16, "bfloat16": 16, "float32": 32}.get(dtype, 64) + 1)
-            ax.grid(alpha=0.3)
-            ax.set_title(_panel_title(dtype, backend, mode), fontsize=10)
+            sub = panels.get((dtype, backend, mode), errors.iloc[:0])
+            p = chart.panel(
+                left + j * (_PANEL_W + _GAP),
+                y,
+                _PANEL_W,
+                height_per,
+                sub[x_name].to_numpy(dtype=float),
+                _panel_title(dtype, backend, mode),
+                x_name,
+            )
+            lo, hi = -0.5, top_bits + 1
+            for tick in range(0, top_bits + 1, 16 if top_bits > 16 else 4):
+                p.hline(p.y_of(tick, lo, hi), "#eee")
             if j == 0:
-                ax.set_ylabel("bits of error", fontsize=9)
-            ax.set_xlabel(x_name, fontsize=9)
-            ax.tick_params(labelsize=8)
-    handles = [
-        plt.Line2D([], [], color=palette(k % 10), lw=2, label=impl) for k, impl in enumerate(impls)
+                for tick in range(0, top_bits + 1, 16 if top_bits > 16 else 4):
+                    chart.text(p.x - 4, p.y_of(tick, lo, hi) + 3, str(tick), size=8, anchor="end")
+            # One line per implementation and method; on a grid, the worst over the
+            # other inputs at each x, over a shade from their best to their worst.
+            lines = _groups(sub, ["implementation", "method"])
+            for impl, method in sorted(lines, key=str):
+                g = lines[(impl, method)]
+                dash = _METHOD_DASH.get(method, "")
+                if others:
+                    spread = g.groupby(x_name, sort=True)["bits"].agg(["min", "max"])
+                    xs = p.scale(spread.index.to_numpy(dtype=float))
+                    low = p.y_of(np.clip(spread["min"].to_numpy(dtype=float), lo, hi), lo, hi)
+                    high = p.y_of(np.clip(spread["max"].to_numpy(dtype=float), lo, hi), lo, hi)
+                    p.area(colour[impl], xs, low, high)
+                    segs = polyline_points(xs, high)
+                else:
+                    g = g.sort_values(x_name)
+                    # A NaN result has the most bits (the top); an unjudged value has
+                    # none, and the line breaks there.
+                    segs = polyline_points(
+                        p.scale(g[x_name].to_numpy(dtype=float)),
+                        p.y_of(np.clip(g["bits"].to_numpy(dtype=float), lo, hi), lo, hi),
+                    )
+                p.line(colour[impl], segs, dash, title=f"{impl} / {method}")
+        chart.text(14, y + height_per / 2, "bits of error", size=9, anchor="middle", rotate=True)
+    legend = [(colour[i], "", i) for i in impls] + [
+        ("#444", dash, m) for m, dash in _METHOD_DASH.items() if m in set(errors.method)
     ]
-    handles += [
-        plt.Line2D([], [], color="#444", ls=s, label=m)
-        for m, s in _METHOD_STYLE.items()
-        if m in set(errors.method)
-    ]
-    height = fig.get_figheight()
-    fig.legend(
-        handles=handles,
-        loc="upper center",
-        ncol=min(len(handles), 6),
-        fontsize=9,
-        bbox_to_anchor=(0.5, 1 - 0.3 / height),
-        frameon=False,
-    )
-    fig.suptitle(
+    _legend(chart, legend, width, 36)
+    chart.text(
+        width / 2,
+        16,
         f"derivative {derivative}: bits of error (0 = exact; NaN at the top)"
-        + (f"; one line per value of {', '.join(others)}" if others else ""),
-        y=1 - 0.05 / height,
-        va="top",
-        fontsize=11,
+        + (
+            f"; each line the worst over {', '.join(others)}, shaded down to the best"
+            if others
+            else ""
+        ),
+        size=12,
+        anchor="middle",
     )
-    return svg(fig)
+    return chart.svg()
+
+
+def _legend(chart: Chart, items, width: float, y: float) -> None:
+    """A centred legend line: ``(colour, dash, label)`` per item."""
+    widths = [34 + 6.2 * len(label) for _, _, label in items]
+    x = max(4.0, (width - sum(widths)) / 2)
+    for (colour, dash, label), w in zip(items, widths):
+        style = f' stroke-dasharray="{dash}"' if dash else ""
+        chart.raw(f'<path stroke="{colour}" stroke-width="2"{style} d="M{x:.0f} {y - 4:.0f}h24"/>')
+        chart.text(x + 28, y, label, size=10)
+        x += w
 
 
 def band_figure(
     errors: pd.DataFrame, x_name: str, derivative: str, marks: Sequence[tuple] = ()
 ) -> str:
     """Outcome bands: one band per implementation and method, coloured by outcome along the
-    input (the picture of seed 000's figure); a row of panels per (dtype, framework), a
-    panel per mode that framework ran. ``marks``: ``(backend, dtype, mode, x, outcome)``
-    edges of the findings, drawn as dashed lines on their own panel only."""
-    from matplotlib.colors import ListedColormap
-
+    input (the picture of seed 000's figure), each run of one outcome one shape; a row
+    of panels per (dtype, framework), a panel per mode that framework ran. ``marks``:
+    ``(backend, dtype, mode, x, outcome)`` edges of the findings, drawn as dashed lines
+    on their own panel only. Hovering a run tells its outcome and its inputs' ends."""
     if "backend" not in errors:
         errors = errors.assign(backend=DEFAULT_BACKEND)
     layout = _layout(errors)
@@ -215,55 +210,65 @@ def band_figure(
     }
     most = max(len(r) for r in bands.values())
     code = {o: i for i, o in enumerate(OUTCOMES)}
-    cmap = ListedColormap([COLOURS[o] for o in OUTCOMES])
-    # The left column carries the row labels ("implementation / method", 8 pt).
-    label_inches = 0.3 + 0.065 * max(len(f"{a} / {b}") for r in bands.values() for a, b in r)
-    fig, axes = _grid(layout, height_per=0.2 * most + 0.3, left=label_inches, top=0.45, wgap=0.3)
+    severity = {o: i for i, o in enumerate(SEVERITY)}
+    # The left column carries the row labels ("implementation / method", 8 px text).
+    left = 12 + 5.0 * max(len(f"{a} / {b}") for r in bands.values() for a, b in r)
+    row_h, top = 14, 34
+    height_per = row_h * most
+    cols = max(len(m) for _, _, m in layout)
+    width = left + cols * _PANEL_W + (cols - 1) * (_GAP / 2) + _RIGHT
+    height = top + len(layout) * (height_per + _BOTTOM)
+    chart = Chart(width, height)
+    panels = _groups(errors, ["dtype", "backend", "mode"])
     for i, (dtype, backend, modes) in enumerate(layout):
         rows = bands[backend]
+        y = top + i * (height_per + _BOTTOM)
         for j, mode in enumerate(modes):
-            ax = axes[i][j]
-            panel = errors[
-                (errors.dtype == dtype) & (errors["backend"] == backend) & (errors["mode"] == mode)
-            ]
-            xs = np.sort(panel[x_name].unique())
+            sub = panels.get((dtype, backend, mode), errors.iloc[:0])
+            xs = np.sort(sub[x_name].unique()).astype(float)
             if len(xs) == 0:
                 continue
-            grid = np.full((len(rows), len(xs)), np.nan)
-            where = {x: n for n, x in enumerate(xs)}
-            for r, (impl, method) in enumerate(rows):
-                g = panel[(panel.implementation == impl) & (panel.method == method)]
-                for x, outcome in zip(g[x_name], g["outcome"].astype(str)):
-                    grid[r, where[x]] = code[outcome]
             edges = band_edges(xs)
-            ax.pcolormesh(
-                edges,
-                np.arange(len(rows) + 1),
-                np.ma.masked_invalid(grid),
-                cmap=cmap,
-                vmin=-0.5,
-                vmax=len(OUTCOMES) - 0.5,
-                rasterized=True,
+            p = chart.panel(
+                left + j * (_PANEL_W + _GAP / 2),
+                y,
+                _PANEL_W,
+                row_h * len(rows),
+                xs,
+                _panel_title(dtype, backend, mode),
+                x_name,
+                domain=(edges[0], edges[-1]),
             )
-            for mark in marks:
-                m_backend, m_dtype, m_mode, x, outcome = mark
+            px = p.scale(edges)
+            by_row = _groups(sub, ["implementation", "method"])
+            boxes: dict[int, list] = {}
+            for r, key in enumerate(rows):
+                g = by_row.get(key)
+                if g is None:
+                    continue
+                # On a grid, the most severe outcome over the other inputs at each x.
+                grid = np.full(len(xs), np.nan)
+                rank = g["outcome"].astype(str).map(severity).to_numpy(dtype=float)
+                at = np.searchsorted(xs, g[x_name].to_numpy(dtype=float))
+                worst = np.full(len(xs), np.inf)
+                np.minimum.at(worst, at, rank)
+                seen = np.isfinite(worst)
+                grid[seen] = [code[SEVERITY[int(k)]] for k in worst[seen]]
+                for start, stop, c in runs(grid):
+                    boxes.setdefault(int(c), []).append(
+                        (px[start], px[stop], p.y + r * row_h, p.y + (r + 1) * row_h)
+                    )
+            for c in sorted(boxes):
+                p.fill(COLOURS[OUTCOMES[c]], boxes[c])
+            for m_backend, m_dtype, m_mode, x, outcome in marks:
                 here = (m_backend, m_dtype, m_mode) == (backend, dtype, mode)
                 if here and xs[0] <= x <= xs[-1]:
-                    ax.axvline(x, color=COLOURS.get(outcome, "#000"), lw=0.9, ls="--")
-            set_xscale(ax, xs)
-            ax.set_yticks(np.arange(len(rows)) + 0.5)
-            ax.set_yticklabels([f"{a} / {b}" for a, b in rows] if j == 0 else [], fontsize=8)
-            ax.invert_yaxis()
-            ax.set_title(_panel_title(dtype, backend, mode), fontsize=10)
-            ax.set_xlabel(x_name, fontsize=9)
-            ax.tick_params(axis="x", labelsize=8)
-    fig.suptitle(
-        f"derivative {derivative}: outcome along the input",
-        y=1 - 0.05 / fig.get_figheight(),
-        va="top",
-        fontsize=11,
-    )
-    return svg(fig)
+                    p.vline(float(p.scale(x)), COLOURS.get(outcome, "#000"))
+            if j == 0:
+                for r, (a, b) in enumerate(rows):
+                    chart.text(p.x - 4, p.y + r * row_h + row_h - 4, f"{a} / {b}", 8, "end")
+    chart.text(width / 2, 14, f"derivative {derivative}: outcome along the input", 12, "middle")
+    return chart.svg()
 
 
 def band_edges(xs: np.ndarray) -> np.ndarray:

@@ -33,10 +33,15 @@ def _chip(outcome: str) -> str:
 
 
 def findings_list(
-    stated: pd.DataFrame, link_case: bool = False, limit: int | None = None, anchor: bool = False
+    stated: pd.DataFrame,
+    link_case: bool = False,
+    limit: int | None = None,
+    anchor: bool = False,
+    link_here: bool = False,
 ) -> str:
-    """An ordered list of statements (each links to its case page when ``link_case``; each
-    carries its anchor ``id`` on a case page when ``anchor``)."""
+    """An ordered list of statements (each links to its case page when ``link_case``, to
+    its place further down its own page when ``link_here``; each carries its anchor
+    ``id`` on a case page when ``anchor``)."""
     if stated.empty:
         return '<p class="muted">None.</p>'
     shown = stated if limit is None else stated.head(limit)
@@ -47,6 +52,8 @@ def findings_list(
         text = e(r.text)
         if link_case:
             text = f'<a href="{href}">{text}</a>'
+        elif link_here:
+            text = f'<a href="#{e(r.id)}">{text}</a>'
         note = ""
         if r.expectation:  # wholly, or (unexpected) on part of its failing values only
             which = "expected" if r.expected == "expected" else "partly expected"
@@ -57,7 +64,7 @@ def findings_list(
         items.append(f"<li{ident}>{_chip(r.outcome)}{text}{note}{repro}</li>")
     more = ""
     if limit is not None and len(stated) > limit:
-        rest = findings_list(stated.iloc[limit:], link_case, None, anchor)
+        rest = findings_list(stated.iloc[limit:], link_case, None, anchor, link_here)
         more = f"<details><summary>{len(stated) - limit} more</summary>{rest}</details>"
     return f'<ol class="findings">{"".join(items)}</ol>{more}'
 

@@ -18,10 +18,11 @@ import pandas as pd
 from harness.backends.catalogue import SPECS
 from harness.judge.agreement import agreement, disagreements, split_share
 from harness.judge.compare import OUTCOMES, input_columns
-from harness.report.figures import axis_input
+from harness.report.figures import axis_input, band_edges
 from harness.report.findings_list import findings_list, load_case_quietly, statements
-from harness.report.html import COLOURS, e, key, page, svg
+from harness.report.html import COLOURS, e, key, page
 from harness.report.html import table as html_table
+from harness.report.svgplot import Chart, runs
 from harness.results import atomic_write_text, read_table
 
 __all__ = ["frameworks_page", "render_frameworks"]
@@ -36,22 +37,15 @@ def _title(backend: str) -> str:
 
 def _bands(points: pd.DataFrame, axis: str, heading: str) -> str:
     """One panel: a band per (implementation, method, back end), coloured by the back
-    end's outcome along ``axis`` (the worst over the other inputs at each value)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import ListedColormap
-
-    from harness.report.figures import band_edges, set_xscale
-
+    end's outcome along ``axis`` (the worst over the other inputs at each value), each
+    run of one outcome one shape (:mod:`harness.report.svgplot`)."""
     code = {o: i for i, o in enumerate(OUTCOMES)}
     worse = {o: (0 if o == "ok" else 1 + OUTCOMES.index(o)) for o in OUTCOMES}
     rows = []
     for (impl, method), g in points.groupby(["implementation", "method"], sort=True):
         present = {b for o in g["outcomes"] for b in o}
         rows += [(impl, method, b) for b in _ORDER if b in present]
-    xs = np.sort(points[axis].unique())
+    xs = np.sort(points[axis].unique()).astype(float)
     where = {x: i for i, x in enumerate(xs)}
     grid = np.full((len(rows), len(xs)), np.nan)
     for r, (impl, method, backend) in enumerate(rows):
@@ -64,34 +58,27 @@ def _bands(points: pd.DataFrame, axis: str, heading: str) -> str:
             if np.isnan(old) or worse[o] > worse[OUTCOMES[int(old)]]:
                 grid[r, where[x]] = code[o]
     labels = [f"{i} / {m} / {_title(b)}" for i, m, b in rows]
-    left = 0.3 + 0.055 * max(len(s) for s in labels)
-    height = 0.9 + 0.22 * len(rows)
-    fig, ax = plt.subplots(figsize=(left + 6.0, height))
-    fig.subplots_adjust(
-        left=left / (left + 6.0), right=0.97, bottom=0.5 / height, top=1 - 0.35 / height
-    )
-    cmap = ListedColormap([COLOURS[o] for o in OUTCOMES])
-    ax.pcolormesh(
-        band_edges(xs),
-        np.arange(len(rows) + 1),
-        np.ma.masked_invalid(grid),
-        cmap=cmap,
-        vmin=-0.5,
-        vmax=len(OUTCOMES) - 0.5,
-        rasterized=True,
-    )
+    left, row_h, top = 12 + 4.6 * max(len(s) for s in labels), 12, 24
+    width = left + 620
+    chart = Chart(width, top + row_h * len(rows) + 44)
+    edges = band_edges(xs)
+    p = chart.panel(left, top, 600, row_h * len(rows), xs, heading, axis, (edges[0], edges[-1]))
+    px = p.scale(edges)
+    boxes: dict[int, list] = {}
+    for r in range(len(rows)):
+        for start, stop, c in runs(grid[r]):
+            boxes.setdefault(int(c), []).append(
+                (px[start], px[stop], top + r * row_h, top + (r + 1) * row_h)
+            )
+    for c in sorted(boxes):
+        p.fill(COLOURS[OUTCOMES[c]], boxes[c])
     # A line between ways: the frameworks of one way sit together.
     for r in range(1, len(rows)):
         if rows[r][:2] != rows[r - 1][:2]:
-            ax.axhline(r, color="white", lw=2)
-    set_xscale(ax, xs)
-    ax.set_yticks(np.arange(len(rows)) + 0.5)
-    ax.set_yticklabels(labels, fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel(axis, fontsize=8)
-    ax.tick_params(axis="x", labelsize=7)
-    ax.set_title(heading, fontsize=9)
-    return f'<figure class="plot">{svg(fig)}</figure>'
+            p.hline(top + r * row_h, "white", 2)
+    for r, label in enumerate(labels):
+        chart.text(left - 4, top + r * row_h + row_h - 3, label, 7, "end")
+    return f'<figure class="plot">{chart.svg()}</figure>'
 
 
 def frameworks_page(cases: Sequence[dict], findings: pd.DataFrame) -> str:

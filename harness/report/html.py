@@ -1,12 +1,14 @@
 """HTML building blocks of the report pages: escaping, the page shell and its styles,
 the outcome colours and their key, tables. Pages are self-contained: styles inline, no
-font or image from anywhere else, and no script but the index's small inline filter of
-its root causes (:mod:`harness.report.root_causes_list`)."""
+font or image from anywhere else, and no script but inline ones: the index's filter of
+its root causes (:mod:`harness.report.root_causes_list`) and the one that shows a long
+table's rows (:data:`LAZY_SCRIPT`)."""
 
 from __future__ import annotations
 
 import html
 import io
+import json
 import re
 from collections.abc import Sequence
 
@@ -94,10 +96,12 @@ def page(title: str, body: str) -> str:
     the next page's figures are numbered from 0 again (:func:`svg`): a page's bytes do not
     depend on which pages one process drew before it."""
     _DRAWN[0] = 0
+    _TABLES[0] = 0
+    script = LAZY_SCRIPT if 'table data-rows="' in body else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{e(title)}</title><style>{CSS}</style></head><body>\n{body}\n</body></html>\n"
+        f"<title>{e(title)}</title><style>{CSS}</style></head><body>\n{body}\n{script}</body></html>\n"
     )
 
 
@@ -111,20 +115,120 @@ def key() -> str:
     return f'<div class="key">{items}</div>'
 
 
+#: A table longer than this writes its rows once, as data, and shows them a page at a
+#: time (:data:`LAZY_SCRIPT`): the page loads its first rows only when the table is
+#: opened, the rest when asked for, and its filter and sorting work on every row.
+LAZY_ROWS = 60
+
+#: Fills, filters and sorts the tables whose rows are data (:func:`table`); one copy per
+#: page, after its last table.
+LAZY_SCRIPT = """<script>
+(function () {
+  var STEP = 60;
+  document.querySelectorAll('table[data-rows]').forEach(function (t) {
+    var data = JSON.parse(document.getElementById(t.dataset.rows).textContent);
+    var num = JSON.parse(t.dataset.num), raw = JSON.parse(t.dataset.raw);
+    var body = t.tBodies[0], box = t.previousElementSibling, more = t.nextElementSibling;
+    var filter = box.querySelector('input'), count = box.querySelector('span');
+    var rows = data, shown = 0, started = false;
+    function fill(reset) {
+      if (reset) { body.textContent = ''; shown = 0; }
+      var frag = document.createDocumentFragment();
+      rows.slice(shown, shown + STEP).forEach(function (r) {
+        var tr = document.createElement('tr');
+        r.forEach(function (v, i) {
+          var td = document.createElement('td');
+          if (num.indexOf(i) >= 0) td.className = 'num';
+          if (raw.indexOf(i) >= 0) td.innerHTML = v; else td.textContent = v;
+          tr.appendChild(td);
+        });
+        frag.appendChild(tr);
+      });
+      body.appendChild(frag);
+      shown = Math.min(rows.length, shown + STEP);
+      count.textContent = shown + ' of ' + rows.length + ' rows shown' +
+        (rows.length < data.length ? ' (' + data.length + ' in all)' : '');
+      more.hidden = shown >= rows.length;
+      more.textContent = 'show ' + Math.min(STEP, rows.length - shown) + ' more';
+    }
+    function start() { if (!started) { started = true; fill(true); } }
+    more.addEventListener('click', function () { fill(false); });
+    filter.addEventListener('input', function () {
+      var q = filter.value.toLowerCase();
+      rows = q ? data.filter(function (r) { return r.join(' ').toLowerCase().indexOf(q) >= 0; }) : data;
+      fill(true);
+    });
+    Array.prototype.forEach.call(t.tHead.rows[0].cells, function (th, i) {
+      th.style.cursor = 'pointer';
+      th.title = 'sort';
+      th.addEventListener('click', function () {
+        var up = th.dataset.up !== '1';
+        th.dataset.up = up ? '1' : '0';
+        var numeric = num.indexOf(i) >= 0;
+        rows = rows.slice().sort(function (a, b) {
+          var x = a[i], y = b[i], c;
+          if (numeric) {
+            var nx = parseFloat(x.replace(/,/g, '')), ny = parseFloat(y.replace(/,/g, ''));
+            c = isNaN(nx) ? (isNaN(ny) ? 0 : 1) : isNaN(ny) ? -1 : nx - ny;
+          } else c = x.localeCompare(y);
+          return up ? c : -c;
+        });
+        fill(true);
+      });
+    });
+    var fold = t.closest('details');
+    if (fold && !fold.open) fold.addEventListener('toggle', start, {once: true});
+    else start();
+  });
+})();
+</script>"""
+
+#: Tables written on the page being built: each lazy table's rows get their own id.
+_TABLES = [0]
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return "" if np.isnan(v) else f"{v:.3g}"
+    return str(v)
+
+
 def table(frame: pd.DataFrame, numeric: Sequence[str] = (), raw: Sequence[str] = ()) -> str:
     """``frame`` as an HTML table (``numeric`` columns right-aligned; floats to 3 digits;
-    ``raw`` columns hold HTML already escaped, links)."""
+    ``raw`` columns hold HTML already escaped, links). Past :data:`LAZY_ROWS` rows, the
+    rows are written once as data and shown on demand, with a filter and sorting
+    (:data:`LAZY_SCRIPT`, which :func:`page` adds)."""
     head = "".join(f"<th>{e(c)}</th>" for c in frame.columns)
+    if len(frame) > LAZY_ROWS:
+        return _lazy_table(frame, head, numeric, raw)
     rows = []
     for rec in frame.itertuples(index=False):
         cells = []
         for c, v in zip(frame.columns, rec):
-            if isinstance(v, float):
-                v = "" if np.isnan(v) else f"{v:.3g}"
+            v = _cell(v)
             cls = ' class="num"' if c in numeric else ""
             cells.append(f"<td{cls}>{v if c in raw else e(v)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _lazy_table(frame: pd.DataFrame, head: str, numeric, raw) -> str:
+    number, _TABLES[0] = _TABLES[0], _TABLES[0] + 1
+    ident = f"rows-{number}"
+    data = [[_cell(v) for v in rec] for rec in frame.itertuples(index=False)]
+    # Inside a script element only "</" could end it early.
+    blob = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    cols = list(frame.columns)
+    num = json.dumps([i for i, c in enumerate(cols) if c in numeric])
+    html_cols = json.dumps([i for i, c in enumerate(cols) if c in raw])
+    return (
+        f'<div class="filters"><input type="search" placeholder="filter rows" '
+        f'aria-label="filter rows"> <span class="muted">{len(data)} rows</span></div>'
+        f'<table data-rows="{ident}" data-num="{num}" data-raw="{html_cols}">'
+        f"<thead><tr>{head}</tr></thead><tbody></tbody></table>"
+        f'<button type="button" hidden>show more</button>'
+        f'<script type="application/json" id="{ident}">{blob}</script>'
+    )
 
 
 #: Figures drawn so far on the page being built: each figure's element ids are salted
