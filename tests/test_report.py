@@ -107,6 +107,8 @@ def test_every_root_cause_statement_holds_against_its_evidence(study):
     assert audit(roots, read_table(results / "findings.parquet")) == []
 
 
+# The module fixture runs three cases in TensorFlow (about a minute): the slow set.
+@pytest.mark.slow
 def test_summary_rows_and_the_ratio_stable_domain(study):
     _, summary, _ = study
     keys = ["case", "implementation", "method", "mode", "dtype", "partial"]
