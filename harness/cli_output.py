@@ -36,6 +36,19 @@ class Progress:
             self.shown[stage] = tenth
             print(f"{stage}: {done}/{total} {what}", file=self.stream, flush=True)
 
+    def verdicts(self, backend: str, method: str, dtype: str, rows) -> None:
+        """One line per mode as soon as a (method, dtype) is judged, before the case is
+        done: how many of its values each outcome has (the sweep's points; the compare
+        stage's table adds the edges' and states the findings)."""
+        from harness.judge.compare import OUTCOMES
+
+        if self.tty:
+            print("\r\033[K", end="", file=self.stream)
+        for mode, g in rows.groupby("mode", sort=False, observed=True):
+            counts = g["outcome"].astype(str).value_counts()
+            said = ", ".join(f"{int(counts[o])} {o}" for o in OUTCOMES if o in counts)
+            print(f"judged {backend} {method} {mode} {dtype}: {said}", file=self.stream, flush=True)
+
 
 def print_summary(prep, results: str | Path, table: bool = False) -> None:
     """The case's findings (unexpected first), a count of its values by outcome, and with

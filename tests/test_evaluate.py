@@ -794,3 +794,37 @@ def test_a_framework_that_kills_the_process_in_a_run_is_its_rows(tmp_path):
     assert (jit["message"] == f"ProcessDied: {said}").all()
     assert (eager["outcome"] == "ok").sum() > len(eager) / 4
     assert not eager["message"].astype(str).str.startswith("ProcessDied").any()
+
+
+def test_harness_run_tells_each_method_s_verdicts_as_soon_as_they_are_judged(tmp_path):
+    """``harness run`` prints a line per method, mode and dtype as soon as they are judged
+    (its first verdicts, before the bisection, localisation and comparison are done), and
+    their counts are the ones the comparison's table then holds."""
+    import re
+    import shutil
+
+    import pandas as pd
+
+    from .conftest import ROOT
+
+    shutil.copy(ROOT / "cases" / "softplus.yaml", tmp_path)
+    argv = [sys.executable, "-m", "harness", "run", "softplus.yaml", "--backends", "jax"]
+    argv += ["--dtypes", "float32", "--methods", "reverse,forward", "--modes", "eager,jit"]
+    argv += ["--points", "12", "--results", "results"]
+    out = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    said = re.findall(r"^judged jax (\w+) (\w+) float32: (.*)$", out.stderr, flags=re.M)
+    assert sorted((m, mode) for m, mode, _ in said) == [
+        ("forward", "eager"),
+        ("forward", "jit"),
+        ("reverse", "eager"),
+        ("reverse", "jit"),
+    ]
+    # Told before the last of the evaluation's progress: as each method is judged.
+    first = out.stderr.index("judged jax reverse")
+    assert first < out.stderr.index("evaluate jax: 4/4 combinations")
+    errors = pd.read_parquet(tmp_path / "results" / "softplus" / "errors.parquet")
+    for method, mode, counts in said:
+        rows = errors[(errors["method"] == method) & (errors["mode"] == mode)]
+        told = {o: int(n) for n, o in (c.split(" ") for c in counts.split(", "))}
+        assert told == rows["outcome"].astype(str).value_counts().to_dict()

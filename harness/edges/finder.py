@@ -40,8 +40,12 @@ class EdgeFinder:
     ``reference`` is the case's reference table; ``store`` its
     :class:`harness.reference.table.ReferenceStore` (new inputs are verified and cached there);
     ``tolerance`` and ``flags`` judge as the compare stage will (the study's tolerance and
-    the platform's flush probe).
+    the platform's flush probe). ``judged``, when set, is told each (method, dtype)'s
+    judged sweep rows as soon as they are judged (``harness run`` prints them: the first
+    verdicts, before the case is done).
     """
+
+    judged = None
 
     def __init__(self, case, points, reference, store, tolerance, flags, segments):
         self.case, self.points, self.reference = case, points, reference
@@ -151,6 +155,8 @@ class EdgeFinder:
         reference = self.reference[self.reference["dtype"] == dtype]
         frame = join_reference(self.case, rows, reference, self.flags)
         judged = judge_frame(frame, self.tolerance)
+        if self.judged is not None:
+            self.judged(method, dtype, judged)
         self.rows += bisector.bisect(judged, method, dtype, modes, evaluate, batch)
 
     def table(self) -> pd.DataFrame:

@@ -54,6 +54,10 @@ def evaluate(
         edges = EdgeFinder(
             prep.case, prep.points, reference[0], store, s.tolerance, flags, prep.segments
         )
+        if hasattr(progress, "verdicts"):
+            edges.judged = lambda method, dtype, rows: progress.verdicts(
+                backend, method, dtype, rows
+            )
     label = f"evaluate {backend}" + ("" if piece.name == "all" else f" {piece.name}")
     table, stats = engine.evaluate_case(
         prep.case,
