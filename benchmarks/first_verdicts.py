@@ -13,6 +13,7 @@ Target: first verdicts <= 30 s for a seed case on 2 cores.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -21,6 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# TensorFlow's start-up logs, silenced as the harness silences them.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 IMPORTS = {"tensorflow": "tensorflow", "jax": "jax, jax.numpy", "torch": "torch"}
 
 
