@@ -217,12 +217,13 @@ def band_figure(
     height_per = row_h * most
     cols = max(len(m) for _, _, m in layout)
     width = left + cols * _PANEL_W + (cols - 1) * (_GAP / 2) + _RIGHT
-    height = top + len(layout) * (height_per + _BOTTOM)
+    # Each row of bands its title above and its axis label below: 8 px more than a bits row.
+    height = top + len(layout) * (height_per + _BOTTOM + 8)
     chart = Chart(width, height)
     panels = _groups(errors, ["dtype", "backend", "mode"])
     for i, (dtype, backend, modes) in enumerate(layout):
         rows = bands[backend]
-        y = top + i * (height_per + _BOTTOM)
+        y = top + i * (height_per + _BOTTOM + 8)
         for j, mode in enumerate(modes):
             sub = panels.get((dtype, backend, mode), errors.iloc[:0])
             xs = np.sort(sub[x_name].unique()).astype(float)
