@@ -193,7 +193,7 @@ def band_figure(
     input (the picture of seed 000's figure), each run of one outcome one shape; a row
     of panels per (dtype, framework), a panel per mode that framework ran. ``marks``:
     ``(backend, dtype, mode, x, outcome)`` edges of the findings, drawn as dashed lines
-    on their own panel only. Hovering a run tells its outcome and its inputs' ends."""
+    on their own panel only. Hovering a box tells its outcome."""
     if "backend" not in errors:
         errors = errors.assign(backend=DEFAULT_BACKEND)
     layout = _layout(errors)
@@ -260,7 +260,7 @@ def band_figure(
                         (px[start], px[stop], p.y + r * row_h, p.y + (r + 1) * row_h)
                     )
             for c in sorted(boxes):
-                p.fill(COLOURS[OUTCOMES[c]], boxes[c])
+                p.fill(COLOURS[OUTCOMES[c]], boxes[c], title=OUTCOMES[c])
             for m_backend, m_dtype, m_mode, x, outcome in marks:
                 here = (m_backend, m_dtype, m_mode) == (backend, dtype, mode)
                 if here and xs[0] <= x <= xs[-1]:

@@ -256,12 +256,11 @@ class Chart:
         self.items: list[str] = []
         self.panels: list[Panel] = []
 
-    def text(self, x, y, s, size=11, anchor="start", weight="", rotate=False, fill="#212121"):
-        w = f' font-weight="{weight}"' if weight else ""
+    def text(self, x, y, s, size=11, anchor="start", rotate=False, fill="#212121"):
         r = f' transform="rotate(-90 {x:.0f} {y:.0f})"' if rotate else ""
         self.items.append(
             f'<text x="{x:.0f}" y="{y:.0f}" font-size="{size}" text-anchor="{anchor}"'
-            f' fill="{fill}"{w}{r}>{e(s)}</text>'
+            f' fill="{fill}"{r}>{e(s)}</text>'
         )
 
     def raw(self, markup: str):
