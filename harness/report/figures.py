@@ -17,7 +17,7 @@ from harness.judge.compare import OUTCOMES, input_columns
 from harness.report.html import COLOURS, SEVERITY
 from harness.report.svgplot import Chart, polyline_points, runs
 
-__all__ = ["PALETTE", "axis_input", "band_edges", "band_figure", "bits_figure", "plain"]
+__all__ = ["axis_input", "band_edges", "band_figure", "bits_figure", "plain"]
 
 _DTYPE_ORDER = ("float16", "bfloat16", "float32", "float64")
 _MODE_ORDER = ("eager", "function", "xla", "jit", "compile")
@@ -30,7 +30,7 @@ _METHOD_DASH = {
     "finite_difference": "1 2",
 }
 #: matplotlib's tab10, the implementations' colours.
-PALETTE = (
+_PALETTE = (
     "#1f77b4",
     "#ff7f0e",
     "#2ca02c",
@@ -102,7 +102,7 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
         errors = errors.assign(backend=DEFAULT_BACKEND)
     layout = _layout(errors)
     impls = sorted(errors.implementation.unique())
-    colour = {impl: PALETTE[k % len(PALETTE)] for k, impl in enumerate(impls)}
+    colour = {impl: _PALETTE[k % len(_PALETTE)] for k, impl in enumerate(impls)}
     # On a grid, one line per combination of the other inputs (a single line through
     # every point would zigzag between them); an input tied to x is not another input.
     by_x = errors.groupby(x_name, observed=True)

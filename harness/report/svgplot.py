@@ -89,9 +89,10 @@ class Scale:
             first = np.ceil(self.t0 / step) * step
             values = np.arange(first, self.t1 + step * 1e-9, step)
             return [(float(v), f"{v:.3g}") for v in values]
-        lo, hi = (10**self.t0, 10**self.t1) if self.kind == "log" else (self.thresh, None)
-        if self.kind == "symlog":
-            hi = self.thresh * 10 ** (max(abs(self.t0), abs(self.t1)) - 1)
+        if self.kind == "log":
+            lo, hi = 10**self.t0, 10**self.t1
+        else:  # symlog: the decades from the linear part's edge to the farther end
+            lo, hi = self.thresh, self.thresh * 10 ** (max(abs(self.t0), abs(self.t1)) - 1)
         decades = np.arange(np.floor(np.log10(lo)), np.ceil(np.log10(hi)) + 1)
         step = max(1, int(np.ceil(len(decades) / 4)))
         chosen = decades[::-step][::-1]
@@ -278,14 +279,15 @@ class Chart:
     def svg(self) -> str:
         body = []
         for p in self.panels:
+            marks = p.scale.ticks()
             ticks = "".join(
                 f'<path stroke="#ccc" d="M{int(round(p.scale(v)))} {int(p.y)}V{int(p.y + p.h)}"/>'
-                for v, _ in p.scale.ticks()
+                for v, _ in marks
             )
             labels = "".join(
                 f'<text x="{p.scale(v):.0f}" y="{p.y + p.h + 13:.0f}" font-size="8" '
                 f'text-anchor="middle">{e(s)}</text>'
-                for v, s in p.scale.ticks()
+                for v, s in marks
             )
             body.append(
                 f"<g>{ticks}{''.join(p.parts)}"
