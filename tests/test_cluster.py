@@ -5,21 +5,17 @@ separate submitted process, its status polled), and the Slurm profile's dry run.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.results import read_table
 
-from .conftest import ROOT
+from .snakemake_runs import copy_project, snakemake
 
 pytestmark = pytest.mark.slow
 
-BIN = Path(sys.executable).parent
 TINY = """\
 backends: [tensorflow]
 dtypes: [float32, float64]
@@ -30,35 +26,13 @@ setting: full
 """
 
 
-def _copy(dest: Path) -> Path:
-    for name in ("Snakefile", "rules", "profiles", "config", "harness", "environment.yml"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(
-            src,
-            dest / name,
-            **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}),
-        )
-    (dest / "cases").mkdir()
-    shutil.copy(ROOT / "cases" / "softplus.yaml", dest / "cases")
-    (dest / "tiny.yaml").write_text(TINY)
-    return dest
-
-
 def _snakemake(where: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "TF_CPP_MIN_LOG_LEVEL": "2"}
-    return subprocess.run(
-        [str(BIN / "snakemake"), "--configfile", "tiny.yaml", *args],
-        cwd=where,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
+    return snakemake(where, *args, check=False, timeout=900)
 
 
 def test_the_study_runs_through_a_submitting_executor(tmp_path):
     pytest.importorskip("snakemake_executor_plugin_cluster_generic")
-    where = _copy(tmp_path)
+    where = copy_project(tmp_path, cases=("softplus",), settings=TINY)
     proc = _snakemake(where, "--profile", "profiles/local-cluster")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     jobs = sorted((where / "logs" / "cluster").iterdir())
@@ -100,7 +74,7 @@ def test_the_study_runs_through_a_submitting_executor(tmp_path):
 
 def test_the_slurm_profile_asks_for_each_rules_resources(tmp_path):
     pytest.importorskip("snakemake_executor_plugin_slurm")
-    where = _copy(tmp_path)
+    where = copy_project(tmp_path, cases=("softplus",), settings=TINY)
     (where / "tiny.yaml").write_text(
         TINY.replace("methods: [reverse, finite_difference]", "methods: [reverse, forward]")
     )
