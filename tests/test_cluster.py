@@ -17,7 +17,7 @@ from .snakemake_runs import copy_project, snakemake
 pytestmark = pytest.mark.slow
 
 TINY = """\
-backends: [tensorflow]
+backends: [torch]  # every job is a process: the framework that starts fastest
 dtypes: [float32, float64]
 methods: [reverse, finite_difference]
 modes: [eager, function]

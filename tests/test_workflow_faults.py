@@ -28,7 +28,19 @@ def test_a_broken_case_fails_its_own_jobs_and_the_rest_completes(tmp_path):
     )
     (where / "cases" / "broken.yaml").write_text(bad)
     (where / "cases" / "softplus.yaml").unlink()
-    proc = snakemake(where, "--cores", "2", "--keep-going", check=False)
+    # In PyTorch alone (the framework that starts fastest): ratio's jobs run and complete
+    # beside the broken case's failing ones.
+    (where / "torch.yaml").write_text("backends: [torch]\n")
+    proc = snakemake(
+        where,
+        "--configfile",
+        "tiny.yaml",
+        "torch.yaml",
+        "--cores",
+        "2",
+        "--keep-going",
+        check=False,
+    )
     assert proc.returncode != 0
     log = (where / "logs" / "broken" / "compute_reference.log").read_text()
     assert "cases/broken.yaml:" in log and "function: unknown function 'erfcx'" in log
@@ -43,11 +55,12 @@ def test_a_broken_case_fails_its_own_jobs_and_the_rest_completes(tmp_path):
 
 @pytest.fixture(scope="module")
 def full(tmp_path_factory):
-    """The full setting (one TensorFlow job per case, dtype and method), killed once one
-    piece is done, then run again to the end: the tree, the jobs a dry run planned before
-    the first run, and those it planned after the kill."""
+    """The full setting (one PyTorch job per case, dtype and method: the framework that
+    starts fastest, as every piece is a process of its own), killed once one piece is
+    done, then run again to the end: the tree, the jobs a dry run planned before the first
+    run, and those it planned after the kill."""
     where = copy_project(tmp_path_factory.mktemp("full"))
-    (where / "full.yaml").write_text("setting: full\nbackends: [tensorflow]\n")
+    (where / "full.yaml").write_text("setting: full\nbackends: [torch]\n")
     before = planned_jobs(where, "--configfile", "tiny.yaml", "full.yaml")
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "TF_CPP_MIN_LOG_LEVEL": "2"}
     proc = subprocess.Popen(
@@ -70,7 +83,7 @@ def full(tmp_path_factory):
     state = where / ".snakemake"
 
     def recorded() -> bool:
-        for piece in (where / "results").glob("*/tensorflow/*"):
+        for piece in (where / "results").glob("*/torch/*"):
             outputs = [piece / f"{n}.parquet" for n in ("evaluations", "edges", "timings")]
             keys = [
                 base64.urlsafe_b64encode(str(o.relative_to(where)).encode()).decode()
@@ -94,7 +107,7 @@ def full(tmp_path_factory):
     for p in (where / "results").rglob("*.parquet"):
         read_table(p)
     snakemake(where, "--unlock")
-    done = len(list((where / "results").glob("*/tensorflow/*/timings.parquet")))
+    done = len(list((where / "results").glob("*/torch/*/timings.parquet")))
     after = planned_jobs(where, "--configfile", "tiny.yaml", "full.yaml")
     snakemake(where, "--configfile", "tiny.yaml", "full.yaml", "--cores", "2")
     return where, unfinished, done, before, after
@@ -125,16 +138,15 @@ def test_the_full_setting_runs_one_job_per_piece_and_a_new_back_end_reruns_none(
     # Two cases x two dtypes x two methods.
     assert planned["evaluate_case"] == 2 * 2 * 2
     pieces = sorted(
-        p.parent.name
-        for p in (where / "results" / "ratio" / "tensorflow").glob("*/evaluations.parquet")
+        p.parent.name for p in (where / "results" / "ratio" / "torch").glob("*/evaluations.parquet")
     )
     assert pieces == [
         f"{d}.{m}" for d in ("float32", "float64") for m in ("finite_difference", "reverse")
     ]
-    (where / "both.yaml").write_text("setting: full\nbackends: [tensorflow, torch]\n")
+    (where / "both.yaml").write_text("setting: full\nbackends: [torch, tensorflow]\n")
     planned = planned_jobs(where, "--configfile", "tiny.yaml", "both.yaml")
-    assert planned["evaluate_case"] == 2 * 2 * 2  # PyTorch's pieces only
+    assert planned["evaluate_case"] == 2 * 2 * 2  # TensorFlow's pieces only
     assert planned["compare_case"] == 2 and "compute_reference" not in planned
     out = snakemake(where, "-n", "--configfile", "tiny.yaml", "both.yaml").stdout
     evaluations = [b for b in out.split("\nrule ") if b.startswith("evaluate_case:")]
-    assert all("backend=torch" in b for b in evaluations) and len(evaluations) == 8
+    assert all("backend=tensorflow" in b for b in evaluations) and len(evaluations) == 8
