@@ -43,7 +43,7 @@ def main() -> int:
     ap.add_argument("reports", nargs="?", default="reports")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    pages = sorted(Path(args.reports).glob("*.html"))
+    pages = sorted(Path(args.reports).resolve().glob("*.html"))
     if not pages:
         print(f"no pages in {args.reports}", file=sys.stderr)
         return 2
