@@ -116,6 +116,37 @@ def test_bisection_finds_adjacent_floats_at_the_exact_edge():
     assert [e["verified"] for e in edges if e["mode"] == "eager"] == [True]
 
 
+def test_eager_rounds_are_wide_only_where_the_framework_compiles_nothing_per_shape():
+    """Reverse mode's eager rounds take WIDE inputs a call in a framework whose eager
+    calls cost the same at any batch (TensorFlow, PyTorch), and keep the sweep's batch in
+    one that compiles each primitive per shape (JAX): the same exact edge either way."""
+    from harness.backends.catalogue import SPECS
+    from harness.edges.bisection import WIDE
+
+    assert {b: s.eager_wide for b, s in SPECS.items()} == {
+        "tensorflow": True,
+        "jax": False,
+        "torch": True,
+    }
+    x = np.unique(np.float32(np.logspace(0, 3, 40)).astype(np.float64))
+    for wide, width in ((True, WIDE), (False, 40)):
+        calls = []
+
+        def evaluate(mode, inputs, calls=calls):
+            calls.append(len(inputs["x"]))
+            return _framework(inputs)
+
+        bisector = Bisector(
+            "x", [], {}, [[1.0, 1000.0]], _judge, lambda d, o: (16.0, ""), wide=wide
+        )
+        (edge,) = bisector.bisect(
+            _sweep(x, ("eager",)), "reverse", "float32", ["eager"], evaluate, 40
+        )
+        assert set(calls) == {width}
+        assert edge["inside"] == THRESHOLD
+        assert edge["outside"] == float(np.nextafter(np.float32(THRESHOLD), np.float32(0)))
+
+
 def test_an_edge_in_float64_needs_about_fifty_halvings_not_a_sweep():
     x = np.logspace(0, 3, 30)
     edge = float(np.nextafter(88.72283905206835, 100.0))

@@ -41,6 +41,12 @@ class BackendSpec:
     #: reverse mode transposes its forward rule, a ``custom_vjp`` one has no forward rule).
     custom_rules: tuple[tuple[str, tuple[str, ...]], ...] = ()
     one_custom_rule: bool = False
+    #: Whether an eager call costs about the same whatever its batch (nothing compiled
+    #: per shape): the exact edges' eager rounds then take up to
+    #: :data:`harness.edges.bisection.WIDE` inputs per call. JAX's eager dispatch compiles
+    #: each primitive for every new shape, so its rounds keep the sweep's batch (softplus,
+    #: the default study: its bisection's JAX calls 8.9-10.2 s wide, 2.8-3.6 s narrow).
+    eager_wide: bool = True
     #: The module writing each finding's standalone script and probe command
     #: (``snippet``, ``probe_command``), where the back end has one.
     repro: str = ""

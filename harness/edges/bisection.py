@@ -52,12 +52,13 @@ Evaluator = Callable[[str, dict[str, np.ndarray]], dict[str, dict]]
 
 #: Inputs per call in the eager mode of methods whose cost per call hardly depends on the
 #: batch (reverse mode and finite differences trace nothing per shape; forward mode's
-#: per-op helpers are traced per shape, so it keeps the evaluation's).
+#: per-op helpers are traced per shape, so it keeps the evaluation's), in a framework
+#: whose eager calls compile nothing per shape (its spec's ``eager_wide``).
 WIDE = 2048
 
 
-def _width(mode: str, method: str, batch: int) -> int:
-    if mode == "eager" and method in ("reverse", "finite_difference"):
+def _width(mode: str, method: str, batch: int, wide: bool = True) -> int:
+    if wide and mode == "eager" and method in ("reverse", "finite_difference"):
         return max(batch, WIDE)
     return batch
 
@@ -82,8 +83,10 @@ class Bisector:
         flushed_input: Callable[[str, str, dict, str], tuple[float, bool] | None] = (
             lambda dtype, mode, inputs, partial: None
         ),
+        wide: bool = True,
     ):
         self.axis, self.tied, self.base = axis, list(tied), dict(base)
+        self.wide = wide  # the framework's eager calls cost the same at any batch
         self.segments = [list(s) for s in segments] if segments else None
         self.judge = judge
         self.tolerance = tolerance
@@ -329,7 +332,7 @@ class Bisector:
     def _search(self, searches, evaluate, mode, method, dtype, fmt, batch, exact=False) -> None:
         """Narrow every bracket to adjacent floats, each round judged against the guide
         (or verified references, ``exact``)."""
-        batch = _width(mode, method, batch)
+        batch = _width(mode, method, batch, self.wide)
         active = [s for s in searches if not s.done]
         while active:
             # Guided rounds cost no mpmath: fill the batch. Verified ones cost a reference

@@ -47,8 +47,9 @@ class EdgeFinder:
 
     judged = None
 
-    def __init__(self, case, points, reference, store, tolerance, flags, segments):
+    def __init__(self, case, points, reference, store, tolerance, flags, segments, wide=True):
         self.case, self.points, self.reference = case, points, reference
+        self.wide = wide  # the back end's ``eager_wide`` (harness.backends.spec)
         self.store, self.tolerance, self.flags = store, tolerance, flags
         self.segments = segments or {}
         self.by_label = {case.label(p): p for p in case.partials}
@@ -75,6 +76,7 @@ class EdgeFinder:
                     self.tolerance,
                     lambda d, m: bool(self._flags(d, m).get("results")),
                     self.flushed_input,
+                    self.wide,
                 )
         return self.bisectors[dtype]
 

@@ -51,8 +51,17 @@ def evaluate(
             cache_dir,
             shard=f"{backend}.{piece.name}",
         )
+        from harness.backends.catalogue import get
+
         edges = EdgeFinder(
-            prep.case, prep.points, reference[0], store, s.tolerance, flags, prep.segments
+            prep.case,
+            prep.points,
+            reference[0],
+            store,
+            s.tolerance,
+            flags,
+            prep.segments,
+            wide=get(backend).eager_wide,
         )
         if hasattr(progress, "verdicts"):
             edges.judged = lambda method, dtype, rows: progress.verdicts(

@@ -20,6 +20,7 @@ SPEC = BackendSpec(
         "UnexpectedTracerError",
     ),
     compilers=(("jit", "XLA"),),
+    eager_wide=False,
     custom_rules=(
         ("reverse", ("tangent", "gradient")),
         ("forward", ("tangent", "gradient")),
