@@ -51,9 +51,8 @@ Evaluator = Callable[[str, dict[str, np.ndarray]], dict[str, dict]]
 
 
 #: Inputs per call in the eager mode of methods whose cost per call hardly depends on the
-#: batch (reverse mode and finite differences trace nothing per shape; forward mode's
-#: per-op helpers are traced per shape, so it keeps the evaluation's), in a framework
-#: whose eager calls compile nothing per shape (its spec's ``eager_wide``).
+#: batch (reverse mode and finite differences; forward mode's per-op helpers are traced
+#: per shape), in a framework whose eager calls compile nothing per shape (``eager_wide``).
 WIDE = 2048
 
 
