@@ -17,7 +17,7 @@ from harness.workflow import (
     stage_sources_of,
     study_backends,
 )
-from harness.workflow_census import (
+from harness.workflow.census import (
     census_batches,
     census_cases,
     census_evaluate_jobs,

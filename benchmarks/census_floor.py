@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from overhead import ROOT, agreement, bare_script  # noqa: E402
 
 from harness.stages.prepared import Selection  # noqa: E402
-from harness.workflow_census import census_block, census_settings  # noqa: E402
+from harness.workflow.census import census_block, census_settings  # noqa: E402
 
 _DRIVER = """
 import json, os, sys, time

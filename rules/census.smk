@@ -5,7 +5,7 @@
 # cases/ and results/. `snakemake census` runs it; the default study does not.
 
 CENSUS_CASES = census_cases(config, "census/cases")
-# The cases in a few batches, each kernel's layouts together (harness.workflow_census):
+# The cases in a few batches, each kernel's layouts together (harness.workflow.census):
 # per batch two reference jobs, one evaluation job per framework (or per framework and
 # dtype: the census block's `split`) and two comparison jobs, each a single process over
 # its case files.
@@ -15,7 +15,7 @@ CENSUS_BATCHES = census_batches(config, CENSUS_CASES, "census/cases")
 for batch, members in CENSUS_BATCHES.items():
     # The references in two jobs a batch, the first batch's before everything else: both
     # cores start on them, and its evaluations begin as soon as they are done, whichever
-    # batch's references would have finished first (harness.workflow_census).
+    # batch's references would have finished first (harness.workflow.census).
     for part, referenced in census_parts(members, 2).items():
 
         rule:
@@ -45,7 +45,7 @@ for batch, members in CENSUS_BATCHES.items():
 
     for backend in BACKENDS:
         # One job per back end, or per back end and piece where the census block has a
-        # `split` (the quick census: one per dtype, harness.workflow_census).
+        # `split` (the quick census: one per dtype, harness.workflow.census).
         for piece, evaluated in census_evaluate_jobs(config, members, backend).items():
             job = backend if piece is None else f"{backend}.{piece}"
 
@@ -105,7 +105,7 @@ for batch, members in CENSUS_BATCHES.items():
                 findings=expand("results/census/{case}/findings.parquet", case=judged),
             params:
                 study=census_settings(config, "compare"),
-            # Before the next batch's evaluations (harness.workflow_census).
+            # Before the next batch's evaluations (harness.workflow.census).
             priority: census_priority(CENSUS_BATCHES, batch, BACKENDS, None)
             log:
                 f"logs/census/{batch}/compare.{part}.log",

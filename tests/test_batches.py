@@ -1,6 +1,6 @@
 """Many cases in one process: the ``batch`` setting (every evaluation padded to one
 shape, :mod:`harness.backends.padding`), the stage commands over several case files,
-and the census's batches (:mod:`harness.workflow_census`).
+and the census's batches (:mod:`harness.workflow.census`).
 
 Expected values are exact: a cubic's derivatives at small dyadic points (every
 operation exact in float32), the padded elements' count, the partition's sets.
@@ -96,7 +96,7 @@ def test_the_stage_commands_take_several_cases_and_go_on_past_a_broken_one(tmp_p
 
 def test_census_batches_hold_every_case_once_and_each_kernel_s_layouts_together(tmp_path):
     from harness.census.cases import write_cases
-    from harness.workflow_census import census_batches
+    from harness.workflow.census import census_batches
 
     from .test_census import _expected_cases
 
@@ -125,7 +125,7 @@ def test_a_census_split_by_dtype_gives_one_evaluation_job_per_dtype_and_its_tabl
     exactly those pieces. Without it, one job writes every piece (the study's split)."""
     from harness.census.cases import write_cases
     from harness.workflow import check_config
-    from harness.workflow_census import (
+    from harness.workflow.census import (
         census_config,
         census_evaluate_jobs,
         census_evaluations,
@@ -161,7 +161,7 @@ def test_a_census_split_by_dtype_gives_one_evaluation_job_per_dtype_and_its_tabl
 
 
 def test_census_jobs_run_batch_by_batch_comparisons_before_the_next_evaluations():
-    from harness.workflow_census import census_priority
+    from harness.workflow.census import census_priority
 
     batches = {"b1": ["census_a"], "b2": ["census_b"]}
     backends = ["tensorflow", "jax", "torch"]
@@ -187,7 +187,7 @@ def test_census_evaluation_jobs_declare_at_least_their_measured_peaks():
     peaked at 7,108.52 MB in the quick setting and 9,090.75 MB in the full one
     (benchmarks/README.md, their Snakemake benchmark files)."""
     from harness.workflow import check_config
-    from harness.workflow_census import census_mem_mb
+    from harness.workflow.census import census_mem_mb
 
     config = yaml.safe_load((ROOT / "config" / "study.yaml").read_text())
     check_config(config)
@@ -208,7 +208,7 @@ def test_census_reference_and_comparison_jobs_declare_their_measured_peaks():
     reproducing its PyTorch root causes at 343,708 kB; ten full-census cases (420,117
     findings) at 2,004,840 and 915,096 kB (JAX)."""
     from harness.workflow import check_config
-    from harness.workflow_census import census_mem_mb
+    from harness.workflow.census import census_mem_mb
 
     config = yaml.safe_load((ROOT / "config" / "study.yaml").read_text())
     check_config(config)

@@ -371,7 +371,7 @@ def test_a_census_of_chosen_kernels_writes_their_layouts_alone(tmp_path):
 
 def test_the_census_commands_refuse_bad_input_in_one_line(tmp_path, capsys):
     from harness.cli import main
-    from harness.cli_output import EXIT_INVALID
+    from harness.cli.output import EXIT_INVALID
 
     assert main(["census-cases", "--out", str(tmp_path), "--dtypes", "float128"]) == EXIT_INVALID
     assert "unknown dtype 'float128'" in capsys.readouterr().err

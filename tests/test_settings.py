@@ -116,7 +116,7 @@ def test_what_is_asked_runs_past_the_quick_setting_and_what_is_left_out_is_said(
     # The command line prints them before it runs anything.
     import argparse
 
-    from harness.cli_selection import prepare_case
+    from harness.cli.selection import prepare_case
 
     path = tmp_path / "settings.yaml"
     args = argparse.Namespace(
@@ -141,7 +141,7 @@ def test_what_is_asked_runs_past_the_quick_setting_and_what_is_left_out_is_said(
 def test_a_case_without_findings_calls_only_its_judged_values_ok():
     import pandas as pd
 
-    from harness.cli_output import no_findings
+    from harness.cli.output import no_findings
 
     summary = pd.DataFrame(
         {"points": [10, 6], "ok": [7, 2], "ref_unreliable": [3, 0], "not_applicable": [0, 4]}

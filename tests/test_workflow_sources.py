@@ -114,7 +114,7 @@ def test_a_back_end_s_files_are_derived_from_its_imports(backend):
     loads from ``harness.backends`` on importing them lies inside, and no other back end's
     folder does."""
     from harness.backends.catalogue import SPECS
-    from harness.workflow_sources import backend_sources, stage_sources
+    from harness.workflow.sources import backend_sources, stage_sources
 
     spec = SPECS[backend]
     for stage, module in (("evaluate", spec.module), ("reproduce", spec.snippet)):

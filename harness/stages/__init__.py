@@ -3,4 +3,4 @@ pieces: :mod:`.pieces`), its reference (:mod:`.reference`), its evaluation per b
 and piece (:mod:`.evaluate`), its comparison (:mod:`.compare`), all three in one process
 (:mod:`.run`), the report (:mod:`.report`); :mod:`.inputs` reads one stage's tables as the
 next one's input. Each stage's job depends on the package files its module reaches
-(:func:`harness.workflow_sources.stage_sources`)."""
+(:func:`harness.workflow.sources.stage_sources`)."""

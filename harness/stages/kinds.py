@@ -2,7 +2,7 @@
 
 A kind (expression cases; experiment cases) implements the same four steps, each named
 by its dotted path (``module:function``) so that a stage imports only its own step's
-code, and its jobs depend only on that (:func:`harness.workflow_sources.package_files`):
+code, and its jobs depend only on that (:func:`harness.workflow.sources.package_files`):
 
 - ``reference(prep, results, cache, progress) -> (table, meta)``: the reference table,
   and what the stage's provenance adds (``reference_counts``, ``facts``);

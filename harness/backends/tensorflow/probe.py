@@ -2,7 +2,7 @@
 implementation built from the case, the method's nested pass, the mode's compilation), at
 one input placed at ``index`` in a batch of ``batch``, ones elsewhere
 (:func:`harness.backends.padding.probe_batch`), so that it is the study's
-value bit for bit (:mod:`harness.probe` judges it)."""
+value bit for bit (:mod:`harness.stages.probe` judges it)."""
 
 from __future__ import annotations
 

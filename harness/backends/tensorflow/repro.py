@@ -1,7 +1,7 @@
 """Reproductions: a standalone, plain-TensorFlow script for one evaluated value.
 
 Every finding comes with a way to see it again outside the harness: the ``harness
-probe`` command (:mod:`harness.probe`), and a script that imports only TensorFlow and
+probe`` command (:mod:`harness.stages.probe`), and a script that imports only TensorFlow and
 NumPy, writes the implementation out as TensorFlow code (its custom gradients as
 ``tf.custom_gradient`` functions), takes the derivative exactly as the harness did, and
 prints the value. A user can paste it into a bug report.

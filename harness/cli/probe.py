@@ -8,7 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from harness.cli_output import EXIT_INVALID
+from harness.cli.output import EXIT_INVALID
 
 __all__ = ["add_probe_commands"]
 
@@ -156,7 +156,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
         return 0
     if args.snippet:
         return _minimal_snippet(args.backend, case, value, beside)
-    from harness.probe import probe  # the framework starts here
+    from harness.stages.probe import probe  # the framework starts here
 
     got = probe(**value, settings=settings, beside=beside, backend=args.backend)
     where = ", ".join(f"{k}={v!r}" for k, v in point.items())

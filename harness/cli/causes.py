@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.cli_output import EXIT_INVALID
+from harness.cli.output import EXIT_INVALID
 
 __all__ = ["add_cause_commands", "bug_report"]
 

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.cli_output import EXIT_INVALID
+from harness.cli.output import EXIT_INVALID
 
 __all__ = ["add_census_commands"]
 

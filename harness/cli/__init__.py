@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.backends import crashes
-from harness.cli_causes import add_cause_commands
-from harness.cli_census import add_census_commands
-from harness.cli_output import EXIT_INVALID, Progress, print_summary, run_diff
-from harness.cli_probe import add_probe_commands
-from harness.cli_selection import add_selection, each_case, prepare_case
+from harness.cli.causes import add_cause_commands
+from harness.cli.census import add_census_commands
+from harness.cli.output import EXIT_INVALID, Progress, print_summary, run_diff
+from harness.cli.probe import add_probe_commands
+from harness.cli.selection import add_selection, each_case, prepare_case
 
 __all__ = ["EXIT_INVALID", "main"]
 

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.workflow_sources import STAGE_ENTRIES, stage_sources, stage_sources_of
+from harness.workflow.sources import STAGE_ENTRIES, stage_sources, stage_sources_of
 
 __all__ = [
     "STAGE_ENTRIES",

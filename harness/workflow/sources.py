@@ -23,7 +23,7 @@ __all__ = [
     "stage_sources_of",
 ]
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # the harness package
 
 #: What runs before any command: the command line, and what it imports at its top.
 _ENTRY = "__main__.py"
