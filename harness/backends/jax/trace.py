@@ -1,0 +1,183 @@
+"""JAX's tracer (issue 58, first step): a user's function of scalar inputs, as JAX traces
+it (``jax.make_jaxpr`` in float64), turned into the harness's own expression, so that
+the reference can be computed from the user's code itself.
+
+Each equation of the jaxpr becomes a node of :mod:`harness.cases.expressions`: JAX's
+primitives map to the operator table's functions (:data:`FUNCTIONS`), arithmetic and
+comparisons to their nodes, ``select_n`` on a comparison to ``where``; nested calls
+(``jit``/``pjit``, ``closed_call``) are inlined, and so is a custom rule's primal
+(``custom_jvp_call``, ``custom_vjp_call``: the function the rule is a derivative of).
+Literals and closed-over constants keep their exact float64 value (the shortest text
+that reads back to it). A value used twice is one node used twice (nodes are immutable).
+
+What cannot be mapped stops with :class:`TraceError` naming JAX's primitive and the
+user's source line; Python control flow on a traced value gets JAX's own error,
+explained. This module imports JAX.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from harness.cases import expressions as ex
+from harness.operators.table import OPERATORS
+
+__all__ = ["FUNCTIONS", "TraceError", "trace"]
+
+#: JAX's primitive -> the operator table's function (one argument unless the table's
+#: arity says otherwise).
+FUNCTIONS = {
+    "exp": "exp",
+    "exp2": "exp2",
+    "log": "log",
+    "log1p": "log1p",
+    "expm1": "expm1",
+    "tanh": "tanh",
+    "logistic": "sigmoid",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "asinh": "asinh",
+    "acosh": "acosh",
+    "atanh": "atanh",
+    "atan": "atan",
+    "atan2": "atan2",
+    "sqrt": "sqrt",
+    "rsqrt": "rsqrt",
+    "square": "square",
+    "erf": "erf",
+    "erfc": "erfc",
+    "erf_inv": "erfinv",
+    "lgamma": "lgamma",
+    "digamma": "digamma",
+    "max": "maximum",
+    "min": "minimum",
+    "abs": "abs",
+}
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow"}
+_COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
+#: Calls whose body is inlined: the parameter holding it, in the order looked for.
+_BODIES = ("jaxpr", "call_jaxpr", "fun_jaxpr")
+#: Primitives that give their argument back.
+#: A dtype cast rounds, and the reference is the exact function: it passes through.
+_IDENTITY = ("copy", "copy_p", "convert_element_type", "optimization_barrier")
+
+
+class TraceError(ValueError):
+    """The function cannot be traced into the operator table: the message names why,
+    JAX's primitive and the user's source line."""
+
+
+def _where(eqn) -> str:
+    """The user's source line of an equation, as JAX records it ("" if it does not)."""
+    try:
+        from jax._src import source_info_util
+
+        return source_info_util.summarize(eqn.source_info)
+    except Exception:  # noqa: BLE001 - a JAX without this helper: no line to name
+        return ""
+
+
+def _number(value) -> ex.Num:
+    v = float(np.asarray(value, dtype=np.float64))
+    return ex.Num(repr(v), v)
+
+
+class _Tracer:
+    def run(self, jaxpr, consts: Sequence, args: Sequence[ex.Node]) -> list[ex.Node]:
+        env: dict = {}
+        for var, value in zip(jaxpr.constvars, consts):
+            env[var] = self._constant(value, "a closed-over constant")
+        for var, node in zip(jaxpr.invars, args):
+            env[var] = node
+
+        def read(atom):
+            if hasattr(atom, "val"):  # a Literal
+                return self._constant(atom.val, "a literal")
+            return env[atom]
+
+        for eqn in jaxpr.eqns:
+            ins = [read(a) for a in eqn.invars]
+            outs = self._equation(eqn, ins)
+            for var, node in zip(eqn.outvars, outs):
+                env[var] = node
+        return [read(a) for a in jaxpr.outvars]
+
+    def _constant(self, value, what: str) -> ex.Num:
+        array = np.asarray(value)
+        if array.shape != ():
+            raise TraceError(f"{what} of shape {array.shape}: only scalars can be traced")
+        return _number(array)
+
+    def _equation(self, eqn, ins: list[ex.Node]) -> list[ex.Node]:
+        name = eqn.primitive.name
+        for key in _BODIES:
+            body = eqn.params.get(key)
+            if body is not None:
+                inner = getattr(body, "jaxpr", body)
+                consts = getattr(body, "consts", ())
+                return self.run(inner, consts, ins)
+        if name not in ("select_n", *_IDENTITY) and any(isinstance(n, ex.Compare) for n in ins):
+            raise self._refuse(eqn, "applied to a comparison (where takes one comparison)")
+        if name in FUNCTIONS:
+            func = FUNCTIONS[name]
+            low, high = OPERATORS[func].arity
+            if not low <= len(ins) <= high:
+                raise self._refuse(eqn, f"{len(ins)} arguments for {func}")
+            return [ex.Call(func, tuple(ins))]
+        if name in _BINARY:
+            return [ex.Binary(_BINARY[name], *ins)]
+        if name in _COMPARE:
+            return [ex.Compare(name, *ins)]
+        if name == "neg":
+            return [ex.Unary("neg", ins[0])]
+        if name == "integer_pow":
+            y = int(eqn.params["y"])
+            return [ex.Binary("pow", ins[0], ex.Num(str(y), float(y)))]
+        if name == "select_n":
+            cond, *cases = ins
+            if len(cases) != 2 or not isinstance(cond, ex.Compare):
+                raise self._refuse(eqn, "a select on anything but one comparison")
+            return [ex.Where(cond, cases[1], cases[0])]
+        if name in _IDENTITY:
+            return ins
+        raise self._refuse(eqn, "no entry of the operator table")
+
+    @staticmethod
+    def _refuse(eqn, why: str) -> TraceError:
+        where = _where(eqn)
+        at = f" at {where}" if where else ""
+        return TraceError(f"JAX's primitive '{eqn.primitive.name}'{at}: {why}")
+
+
+def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
+    """``fn`` of scalar inputs ``names`` (its parameters' names by default) as an
+    expression of :class:`harness.cases.expressions.Var` nodes of those names."""
+    import jax
+
+    if names is None:
+        params = inspect.signature(fn).parameters.values()
+        names = [p.name for p in params if p.default is inspect.Parameter.empty]
+    names = list(names)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        closed = jax.make_jaxpr(fn)(*[np.float64(0.5)] * len(names))
+    except jax.errors.ConcretizationTypeError as e:  # before TypeError: a subclass
+        raise TraceError(
+            "the function branches in Python on a traced value (an `if` on an input): "
+            "write it with jnp.where, which the trace maps to where(...); JAX said: "
+            + str(e).splitlines()[0]
+        ) from e
+    except TypeError as e:
+        raise TraceError(f"calling the function with {len(names)} inputs {names}: {e}") from e
+    outs = closed.jaxpr.outvars
+    if len(outs) != 1 or getattr(outs[0].aval, "shape", ()) != ():
+        shapes = [getattr(o.aval, "shape", None) for o in outs]
+        raise TraceError(f"the function returns {shapes}: one scalar is what can be traced")
+    (node,) = _Tracer().run(closed.jaxpr, closed.consts, [ex.Var(n) for n in names])
+    return node

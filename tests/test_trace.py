@@ -1,0 +1,88 @@
+"""Tracing a user's JAX function into the harness's expression (issue 58's first step):
+the jaxpr's equations as the expression the function computes, nested calls and a
+custom rule's primal inlined, constants exact, and what cannot be traced refused in one
+message naming JAX's primitive and the user's line."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cases.expressions import Num, parse, walk
+from harness.operators.table import OPERATORS
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+from harness.backends.jax.trace import FUNCTIONS, TraceError, trace  # noqa: E402
+
+
+def _expected(text: str, names=("x",)):
+    return parse(text, set(names))
+
+
+def test_a_function_traces_to_the_expression_it_computes():
+    def f(x):
+        return jnp.log(1 + jnp.exp(x)) + x**3 - jnp.where(x > 0.1, x, -x) + jax.nn.sigmoid(x)
+
+    assert trace(f) == _expected("log(1.0 + exp(x)) + x ** 3 - where(x > 0.1, x, -x) + sigmoid(x)")
+    assert trace(lambda a, b: a / b**2) == _expected("a / b ** 2", ("a", "b"))
+
+
+def test_nested_calls_and_a_custom_rules_primal_are_inlined():
+    @jax.custom_jvp
+    def softplus(x):
+        return jnp.log1p(jnp.exp(x))
+
+    softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] * jax.nn.sigmoid(p[0])))
+    assert trace(jax.jit(lambda x: 2.0 * softplus(x))) == _expected("2.0 * log1p(exp(x))")
+    # JAX's own softplus: logaddexp(x, 0), a custom_jvp function whose primal guards NaN
+    # with x - 0 != x - 0.
+    traced = trace(jax.nn.softplus)
+    assert {n.func for n in walk(traced) if hasattr(n, "func")} == {
+        "maximum",
+        "log1p",
+        "exp",
+        "abs",
+    }
+
+
+def test_constants_keep_their_exact_float64_value():
+    c = 0.1 + 0.2  # 0.30000000000000004, not 0.3
+    (num,) = [n for n in walk(trace(lambda x: x * jnp.asarray(c))) if isinstance(n, Num)]
+    assert num.value == c and float(num.text) == c and num.text != "0.3"
+    third = [n for n in walk(trace(lambda x: x / 3.0)) if isinstance(n, Num)]
+    assert [n.value for n in third] == [3.0]
+
+
+def test_what_cannot_be_traced_is_refused_in_one_message():
+    with pytest.raises(TraceError, match=r"primitive 'sign' at .*test_trace\.py:\d+"):
+        trace(lambda x: jnp.sign(x) * x)
+    with pytest.raises(TraceError, match=r"returns \[\(2,\)\]: one scalar"):
+        trace(lambda x: jnp.stack([x, x]))
+    with pytest.raises(TraceError, match="branches in Python on a traced value"):
+        trace(lambda x: x if x > 0 else -x)
+    with pytest.raises(TraceError, match=r"with 1 inputs \['x'\]"):
+        trace(lambda x, y: x * y, ["x"])
+    with pytest.raises(
+        TraceError, match=r"primitive 'and' at .*: applied to a comparison \(where takes one"
+    ):
+        trace(lambda x: jnp.where((x > 0) & (x < 1), x, 0.0))
+    with pytest.raises(TraceError, match="primitive 'add' .*applied to a comparison"):
+        trace(lambda x: jax.lax.select_n((x > 0).astype(int) + (x > 1), x, 2 * x, 3 * x))
+
+
+def test_every_mapped_primitive_is_an_operator_of_the_table():
+    assert set(FUNCTIONS.values()) <= set(OPERATORS)
+    # Each one-argument mapping traced through the function JAX users call for it.
+    calls = {
+        "exp": jnp.exp,
+        "log1p": jnp.log1p,
+        "tanh": jnp.tanh,
+        "sigmoid": jax.nn.sigmoid,
+        "erf": jax.scipy.special.erf,
+        "lgamma": jax.scipy.special.gammaln,
+        "sqrt": jnp.sqrt,
+        "abs": jnp.abs,
+    }
+    for name, fn in calls.items():
+        assert trace(lambda x, fn=fn: fn(x)) == _expected(f"{name}(x)"), name
