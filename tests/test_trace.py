@@ -86,3 +86,29 @@ def test_every_mapped_primitive_is_an_operator_of_the_table():
     }
     for name, fn in calls.items():
         assert trace(lambda x, fn=fn: fn(x)) == _expected(f"{name}(x)"), name
+
+
+def test_harness_trace_checks_the_trace_against_the_function_bit_for_bit():
+    import numpy as np
+
+    import harness
+
+    xs = [*(-np.logspace(-30, 3, 40)), 0.0, -0.0, *np.logspace(-30, 3, 40)]
+    traced = harness.trace(jax.nn.softplus, "jax", {"x": xs})
+    assert traced.names == ("x",) and traced.framework == "jax"
+    assert "log1p(exp((-abs(" in traced.text
+    # A cast rounds; the trace passes it by (the reference is the exact function), so the
+    # harness's float64 value differs from the function's where float32 rounds x * 3.
+    x = np.array([1.0, 2.0, 0.1, 0.7])
+    fn = lambda v: (v.astype(jnp.float32) * 3).astype(jnp.float64)  # noqa: E731
+    rounded = (x.astype(np.float32) * np.float32(3)).astype(np.float64)
+    first = int(np.flatnonzero(rounded != x * 3)[0])
+    with pytest.raises(harness.check.trace.TraceError) as caught:
+        harness.trace(fn, "jax", {"x": list(x)})
+    message = str(caught.value)
+    assert f"at x = {float(x[first])!r} the function gives {float(rounded[first])!r}" in message
+    assert f"the trace {float(x[first] * 3)!r}" in message and "is not used" in message
+    with pytest.raises(harness.check.trace.TraceError, match="PyTorch has no tracer yet"):
+        harness.trace(lambda v: v, "torch", {"x": [1.0]})
+    with pytest.raises(harness.check.trace.TraceError, match="unknown framework 'mxnet'"):
+        harness.trace(lambda v: v, "mxnet", {"x": [1.0]})

@@ -19,12 +19,18 @@ import pandas as pd
 
 from harness.backends.catalogue import BackendSpec
 
-__all__ = ["EVALUATION_COLUMNS", "STATUSES", "Backend", "NotApplicable"]
+__all__ = ["EVALUATION_COLUMNS", "STATUSES", "Backend", "NotApplicable", "TraceError"]
 
 
 class NotApplicable(Exception):
     """The combination cannot be written in this framework; the message says why (a
     ``not_applicable`` row)."""
+
+
+class TraceError(ValueError):
+    """A user's function cannot be traced into the harness's expression, or its trace does
+    not compute what it computes; the message says why, naming the framework's primitive
+    and the user's line where there is one (:mod:`harness.check.trace`)."""
 
 
 #: The columns of a back end's evaluation rows (the pipeline adds ``backend``).

@@ -53,6 +53,10 @@ class BackendSpec:
     #: The module computing one probed value its own way (``value``), where the back end
     #: has one; the others are probed through ``evaluate_case`` on a batch.
     probe: str = ""
+    #: The module tracing a user's function into the harness's expression (``trace(fn,
+    #: names)``) and computing both in float64 (``values``), where the back end has one
+    #: (:mod:`harness.check.trace`).
+    tracer: str = ""
 
     @property
     def snippet(self) -> str:

@@ -21,6 +21,7 @@ SPEC = BackendSpec(
     ),
     compilers=(("jit", "XLA"),),
     eager_wide=False,
+    tracer="harness.backends.jax.trace",
     custom_rules=(
         ("reverse", ("tangent", "gradient")),
         ("forward", ("tangent", "gradient")),

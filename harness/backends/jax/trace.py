@@ -22,10 +22,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from harness.backends.interface import TraceError
 from harness.cases import expressions as ex
 from harness.operators.table import OPERATORS
 
-__all__ = ["FUNCTIONS", "TraceError", "trace"]
+__all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
 
 #: JAX's primitive -> the operator table's function (one argument unless the table's
 #: arity says otherwise).
@@ -66,11 +67,6 @@ _BODIES = ("jaxpr", "call_jaxpr", "fun_jaxpr")
 #: Primitives that give their argument back.
 #: A dtype cast rounds, and the reference is the exact function: it passes through.
 _IDENTITY = ("copy", "copy_p", "convert_element_type", "optimization_barrier")
-
-
-class TraceError(ValueError):
-    """The function cannot be traced into the operator table: the message names why,
-    JAX's primitive and the user's source line."""
 
 
 def _where(eqn) -> str:
@@ -181,3 +177,21 @@ def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
         raise TraceError(f"the function returns {shapes}: one scalar is what can be traced")
     (node,) = _Tracer().run(closed.jaxpr, closed.consts, [ex.Var(n) for n in names])
     return node
+
+
+def values(fn: Callable, node: ex.Node, names: Sequence[str], columns) -> tuple:
+    """``(the function's, the expression's)`` float64 values at the points ``columns``
+    (one array per name): the function mapped over them by ``jax.vmap``, the expression
+    computed by the harness's JAX kernels (:mod:`harness.backends.jax.build`)."""
+    import jax
+    import jax.numpy as jnp
+
+    from harness.backends.jax.build import compile_expression
+
+    jax.config.update("jax_enable_x64", True)
+    arrays = [jnp.asarray(np.asarray(c, dtype=np.float64)) for c in columns]
+    user = np.asarray(jax.vmap(fn)(*arrays), dtype=np.float64)
+    env = dict(zip(names, arrays))
+    ours = compile_expression(node, env, jnp.float64)
+    ours = np.asarray(jnp.broadcast_to(ours, arrays[0].shape), dtype=np.float64)
+    return user, ours
