@@ -26,32 +26,6 @@ CASES = ROOT / "cases"
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-#: The longest test files, longest first (their tests' seconds by ``--durations`` on 2
-#: cores, 2026-12-02). ``--dist loadfile`` hands a worker the next file in collection
-#: order when it is free: the longest start first and the short files fill in behind
-#: them, instead of the longest starting last (in alphabetical order) with the other
-#: core idle to the end. A scheduling hint only: no test depends on the order.
-LONGEST_FIRST = (
-    "test_workflow_faults.py",
-    "test_reproducers.py",
-    "test_workflow.py",
-    "test_evaluate.py",
-    "test_cli.py",
-    "test_cluster.py",
-    "test_determinism.py",
-    "test_backends.py",
-    "test_workflow_sources.py",
-    "test_repro.py",
-    "test_report.py",
-    "test_seeds.py",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    """The longest files first, every file's tests in their own order (a stable sort)."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
-
 
 @pytest.fixture
 def harness_cmd():
