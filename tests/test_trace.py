@@ -108,7 +108,46 @@ def test_harness_trace_checks_the_trace_against_the_function_bit_for_bit():
     message = str(caught.value)
     assert f"at x = {float(x[first])!r} the function gives {float(rounded[first])!r}" in message
     assert f"the trace {float(x[first] * 3)!r}" in message and "is not used" in message
-    with pytest.raises(harness.check.trace.TraceError, match="PyTorch has no tracer yet"):
-        harness.trace(lambda v: v, "torch", {"x": [1.0]})
+    with pytest.raises(harness.check.trace.TraceError, match="TensorFlow has no tracer yet"):
+        harness.trace(lambda v: v, "tensorflow", {"x": [1.0]})
     with pytest.raises(harness.check.trace.TraceError, match="unknown framework 'mxnet'"):
         harness.trace(lambda v: v, "mxnet", {"x": [1.0]})
+
+
+def test_a_pytorch_function_and_an_autograd_function_trace_as_their_forward():
+    import numpy as np
+
+    import harness
+    from harness.backends.torch.trace import FUNCTIONS as TORCH_FUNCTIONS
+
+    torch = pytest.importorskip("torch")
+    functional = torch.nn.functional
+    assert set(TORCH_FUNCTIONS.values()) <= set(OPERATORS)
+
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.log1p(torch.exp(x))
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * torch.sigmoid(x)
+
+    xs = [*(-np.logspace(-30, 3, 40)), 0.0, *np.logspace(-30, 3, 40)]
+    traced = harness.trace(lambda x: Softplus.apply(x) * 2, "torch", {"x": xs})
+    assert traced.expression == _expected("log1p(exp(x)) * 2")
+    assert harness.trace(functional.softplus, "torch", {"x": xs}).text == "softplus(x)"
+    ratio = harness.trace(lambda a, b: a / b**2, "torch", {"a": xs, "b": xs[::-1]})
+    assert ratio.expression == _expected("a / b ** 2", ("a", "b"))
+    with pytest.raises(TraceError, match=r"operator 'sign.default' at .*test_trace\.py:\d+"):
+        harness.trace(lambda x: torch.sign(x) * x, "torch", {"x": xs})
+    with pytest.raises(TraceError, match="a beta other than 1"):
+        harness.trace(lambda x: functional.softplus(x, beta=2.0), "torch", {"x": xs})
+    with pytest.raises(TraceError, match=r"returns a tensor of shape \(2,\): one scalar"):
+        harness.trace(lambda x: torch.stack([x, x]), "torch", {"x": xs})
+    with pytest.raises(TraceError, match="branches in Python on a tensor's value"):
+        harness.trace(lambda x: x if x > 0 else -x, "torch", {"x": xs})
+    with pytest.raises(TraceError, match=r"at x = 0\.1 the function gives 0\.30000001192092896"):
+        harness.trace(lambda x: (x.float() * 3).double(), "torch", {"x": [0.1, 1.0]})

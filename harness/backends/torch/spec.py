@@ -13,6 +13,7 @@ SPEC = BackendSpec(
     DTYPES,
     "pip install -e .[torch]",
     compilers=(("compile", "TorchInductor"),),
+    tracer="harness.backends.torch.trace",
     custom_rules=(
         ("reverse", ("gradient",)),
         ("forward", ("tangent",)),

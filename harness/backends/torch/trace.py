@@ -1,0 +1,257 @@
+"""PyTorch's tracer (issue 58): a user's function of scalar inputs, as PyTorch records it
+(``make_fx`` on 0-dimensional float64 tensors: the ATen graph), turned into the
+harness's own expression, so that the reference can be computed from the user's code.
+
+Each ATen call becomes a node of :mod:`harness.cases.expressions`: ATen's functions map
+to the operator table's (:data:`FUNCTIONS`), arithmetic and comparisons to their nodes,
+``where`` on a comparison to ``where``; an ``autograd.Function`` is recorded through its
+``forward`` (the function its ``backward`` is a derivative of). Python numbers and
+tensor constants keep their exact float64 value; a cast passes through (the reference is
+the exact function, and :mod:`harness.check.trace` refuses a trace whose float64 values
+differ from the function's). What cannot be mapped stops with a
+:class:`harness.backends.interface.TraceError` naming ATen's operator and the user's
+source line. This module imports PyTorch.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from harness.backends.interface import TraceError
+from harness.cases import expressions as ex
+from harness.operators.table import OPERATORS
+
+__all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
+
+#: ATen's operator (its overload packet's name) -> the operator table's function.
+FUNCTIONS = {
+    "exp": "exp",
+    "exp2": "exp2",
+    "log": "log",
+    "log1p": "log1p",
+    "expm1": "expm1",
+    "tanh": "tanh",
+    "sigmoid": "sigmoid",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "asinh": "asinh",
+    "acosh": "acosh",
+    "atanh": "atanh",
+    "atan": "atan",
+    "atan2": "atan2",
+    "sqrt": "sqrt",
+    "rsqrt": "rsqrt",
+    "square": "square",
+    "erf": "erf",
+    "erfc": "erfc",
+    "erfinv": "erfinv",
+    "lgamma": "lgamma",
+    "digamma": "digamma",
+    "maximum": "maximum",
+    "minimum": "minimum",
+    "abs": "abs",
+}
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow"}
+_COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
+#: Operators that give their argument back.
+_IDENTITY = ("lift_fresh_copy", "clone", "detach", "alias", "_to_copy")
+
+
+def _number(value) -> ex.Num:
+    if isinstance(value, bool):
+        raise TypeError("a boolean")
+    if isinstance(value, int):
+        return ex.Num(str(value), float(value))
+    v = float(value)
+    return ex.Num(repr(v), v)
+
+
+def _user_line(fn: Callable, args: Sequence, op: str, nth: int) -> str:
+    """Where the user's code calls ATen's ``op`` for the ``nth`` time (from 0): the
+    function run again under a dispatch mode recording each call's stack ("" if PyTorch
+    has no such mode). ``make_fx`` records no stack of its own."""
+    import traceback
+
+    try:
+        from torch.utils._python_dispatch import TorchDispatchMode
+    except ImportError:  # pragma: no cover - a PyTorch without it: no line to name
+        return ""
+    here = Path(__file__).resolve()
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.lines: list[str] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.overloadpacket.__name__ == op:
+                frames = [
+                    f
+                    for f in traceback.extract_stack()
+                    if Path(f.filename).resolve() != here and "/torch/" not in f.filename
+                ]
+                self.lines.append(f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "")
+            return func(*args, **(kwargs or {}))
+
+    recorder = Recorder()
+    try:
+        with recorder:
+            fn(*args)
+    except Exception:  # noqa: BLE001 - the line is a courtesy; the refusal stands
+        pass
+    return recorder.lines[nth] if nth < len(recorder.lines) else ""
+
+
+def _refuse(node, why: str, where: str = "") -> TraceError:
+    name = getattr(node.target, "__name__", str(node.target))
+    return TraceError(f"PyTorch's operator '{name}'{f' at {where}' if where else ''}: {why}")
+
+
+class _Refused(Exception):
+    """An operator the trace cannot map (turned into a TraceError with the user's line)."""
+
+    def __init__(self, node, why: str):
+        super().__init__(why)
+        self.node, self.why = node, why
+
+
+class _Graph:
+    def __init__(self, module, names: Sequence[str]):
+        self.module, self.names = module, list(names)
+        self.env: dict = {}
+
+    def value(self, arg, node) -> ex.Node:
+        if hasattr(arg, "op"):  # an fx node
+            return self.env[arg]
+        try:
+            return _number(arg)
+        except (TypeError, ValueError):
+            raise _Refused(node, f"an argument {arg!r} that is not a number") from None
+
+    def run(self) -> ex.Node:
+        placeholders = iter(self.names)
+        for node in self.module.graph.nodes:
+            if node.op == "placeholder":
+                self.env[node] = ex.Var(next(placeholders))
+            elif node.op == "get_attr":
+                const = np.asarray(getattr(self.module, node.target).detach().cpu())
+                if const.shape != ():
+                    raise TraceError(f"a tensor constant of shape {const.shape}: only scalars")
+                self.env[node] = _number(float(const))
+            elif node.op == "call_function":
+                self.env[node] = self.call(node)
+            elif node.op == "output":
+                (out,) = node.args
+                if isinstance(out, (tuple, list)):
+                    raise TraceError(f"the function returns {len(out)} values: one scalar")
+                return self.env[out]
+            else:
+                raise TraceError(f"a graph node of kind {node.op}: only ATen calls can be traced")
+        raise TraceError("the function's graph has no output")
+
+    def call(self, node) -> ex.Node:
+        name = node.target.overloadpacket.__name__
+        kwargs = dict(node.kwargs)
+        if name in _IDENTITY:
+            return self.env[node.args[0]]
+        ins = [self.value(a, node) for a in node.args]
+        if name != "where" and any(isinstance(n, ex.Compare) for n in ins):
+            raise _Refused(node, "applied to a comparison (where takes one comparison)")
+        if name in ("add", "sub") and kwargs.pop("alpha", 1) != 1:
+            raise _Refused(node, "an alpha other than 1")
+        if kwargs:
+            raise _Refused(node, f"keyword arguments {sorted(kwargs)}")
+        if name in FUNCTIONS:
+            func = FUNCTIONS[name]
+            low, high = OPERATORS[func].arity
+            if not low <= len(ins) <= high:
+                raise _Refused(node, f"{len(ins)} arguments for {func}")
+            return ex.Call(func, tuple(ins))
+        if name == "softplus":
+            if len(ins) > 1 and ins[1] != ex.Num("1", 1.0):
+                raise _Refused(node, "a beta other than 1")
+            return ex.Call("softplus", (ins[0],))
+        if name in _BINARY and len(ins) == 2:
+            return ex.Binary(_BINARY[name], *ins)
+        if name == "rsub" and len(ins) == 2:
+            return ex.Binary("sub", ins[1], ins[0])
+        if name in _COMPARE:
+            return ex.Compare(name, *ins)
+        if name == "neg":
+            return ex.Unary("neg", ins[0])
+        if name == "where" and isinstance(ins[0], ex.Compare):
+            return ex.Where(ins[0], ins[1], ins[2])
+        raise _Refused(node, "no entry of the operator table")
+
+
+def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
+    """``fn`` of 0-dimensional tensors ``names`` (its parameters' names by default) as an
+    expression of :class:`harness.cases.expressions.Var` nodes of those names."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    if names is None:
+        params = inspect.signature(fn).parameters.values()
+        names = [p.name for p in params if p.default is inspect.Parameter.empty]
+    args = [torch.tensor(0.5, dtype=torch.float64) for _ in names]
+    try:
+        module = make_fx(fn, record_stack_traces=True)(*args)
+    except TypeError as e:
+        raise TraceError(f"calling the function with {len(names)} inputs {list(names)}: {e}") from e
+    except RuntimeError as e:
+        if "data-dependent" in str(e) or "Data dependent" in str(e):
+            raise TraceError(
+                "the function branches in Python on a tensor's value (an `if` on an "
+                "input): write it with torch.where, which the trace maps to where(...); "
+                "PyTorch said: " + str(e).splitlines()[0]
+            ) from e
+        raise
+    out = [n for n in module.graph.nodes if n.op == "output"][0].args[0]
+    shape = getattr(getattr(out, "meta", {}).get("val"), "shape", ())
+    if not isinstance(out, (tuple, list)) and tuple(shape) != ():
+        raise TraceError(f"the function returns a tensor of shape {tuple(shape)}: one scalar")
+    try:
+        return _Graph(module, names).run()
+    except _Refused as refused:
+        node = refused.node
+        op = node.target.overloadpacket.__name__
+        same = [
+            n
+            for n in module.graph.nodes
+            if n.op == "call_function" and n.target.overloadpacket.__name__ == op
+        ]
+        where = _user_line(fn, args, op, same.index(node))
+        raise _refuse(node, refused.why, where) from None
+
+
+def values(fn: Callable, node: ex.Node, names: Sequence[str], columns) -> tuple:
+    """``(the function's, the expression's)`` float64 values at the points ``columns``:
+    the function called on them as 1-dimensional tensors, the expression computed
+    by the harness's PyTorch kernels (:mod:`harness.backends.torch.build`)."""
+    import torch
+
+    from harness.backends.torch.build import compile_expression
+
+    tensors = [torch.tensor(np.asarray(c, dtype=np.float64)) for c in columns]
+    n = len(tensors[0])
+    with torch.no_grad():
+        # On the whole batch, as the harness computes (a CPU kernel's vectorised path can
+        # round otherwise than one element alone); point by point where the function does
+        # not broadcast.
+        try:
+            user = torch.as_tensor(fn(*tensors))
+        except Exception:  # noqa: BLE001 - a function of true scalars only
+            user = None
+        if user is None or tuple(user.shape) != (n,):
+            user = torch.tensor([float(fn(*(t[i] for t in tensors))) for i in range(n)])
+        user = user.numpy().astype(np.float64)
+        ours = compile_expression(node, dict(zip(names, tensors)), torch.float64)
+        ours = torch.broadcast_to(torch.as_tensor(ours, dtype=torch.float64), tensors[0].shape)
+    return user, ours.numpy().astype(np.float64)
