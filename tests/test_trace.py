@@ -108,8 +108,6 @@ def test_harness_trace_checks_the_trace_against_the_function_bit_for_bit():
     message = str(caught.value)
     assert f"at x = {float(x[first])!r} the function gives {float(rounded[first])!r}" in message
     assert f"the trace {float(x[first] * 3)!r}" in message and "is not used" in message
-    with pytest.raises(harness.check.trace.TraceError, match="TensorFlow has no tracer yet"):
-        harness.trace(lambda v: v, "tensorflow", {"x": [1.0]})
     with pytest.raises(harness.check.trace.TraceError, match="unknown framework 'mxnet'"):
         harness.trace(lambda v: v, "mxnet", {"x": [1.0]})
 
@@ -151,3 +149,42 @@ def test_a_pytorch_function_and_an_autograd_function_trace_as_their_forward():
         harness.trace(lambda x: x if x > 0 else -x, "torch", {"x": xs})
     with pytest.raises(TraceError, match=r"at x = 0\.1 the function gives 0\.30000001192092896"):
         harness.trace(lambda x: (x.float() * 3).double(), "torch", {"x": [0.1, 1.0]})
+
+
+@pytest.mark.slow  # TensorFlow's import, about 5 s
+def test_a_tensorflow_function_a_nested_tf_function_and_a_custom_gradient_trace():
+    import numpy as np
+
+    import harness
+    from harness.backends.tensorflow.tfimport import tf
+    from harness.backends.tensorflow.trace import FUNCTIONS as TF_FUNCTIONS
+
+    assert set(TF_FUNCTIONS.values()) <= set(OPERATORS)
+
+    @tf.custom_gradient
+    def softplus(x):
+        def grad(dy):
+            return dy * tf.sigmoid(x)
+
+        return tf.math.log1p(tf.exp(x)), grad
+
+    @tf.function
+    def twice_exp(x):
+        return tf.exp(x) * 2.0
+
+    xs = [*(-np.logspace(-30, 3, 40)), 0.0, *np.logspace(-30, 3, 40)]
+    traced = harness.trace(lambda x: softplus(x) + twice_exp(x), "tensorflow", {"x": xs})
+    assert traced.expression == _expected("log1p(exp(x)) + exp(x) * 2.0")
+    assert (
+        harness.trace(tf.nn.softplus, "tensorflow", {"features": xs}).text == "softplus(features)"
+    )
+    where = harness.trace(lambda x: tf.where(x > 0.1, x, -x), "tensorflow", {"x": xs})
+    assert where.expression == _expected("where(x > 0.1, x, -x)")
+    with pytest.raises(TraceError, match=r"op 'Sign' at .*test_trace\.py:\d+"):
+        harness.trace(lambda x: tf.sign(x) * x, "tensorflow", {"x": xs})
+    with pytest.raises(TraceError, match=r"returns a tensor of shape \(2,\): one scalar"):
+        harness.trace(lambda x: tf.stack([x, x]), "tensorflow", {"x": xs})
+    with pytest.raises(TraceError, match="branches in Python on a tensor's value"):
+        harness.trace(lambda x: x if x > 0 else -x, "tensorflow", {"x": xs})
+    with pytest.raises(TraceError, match=r"at x = 0\.1 the function gives 0\.30000001192092896"):
+        harness.trace(lambda x: tf.cast(x, tf.float32) * 3, "tensorflow", {"x": [0.1, 1.0]})

@@ -17,6 +17,7 @@ SPEC = BackendSpec(
     compilers=(("function", "Grappler"), ("xla", "XLA")),
     repro="harness.backends.tensorflow.repro",
     probe="harness.backends.tensorflow.probe",
+    tracer="harness.backends.tensorflow.trace",
     custom_rules=(
         ("reverse", ("gradient",)),
         ("forward", ("gradient",)),
