@@ -94,7 +94,13 @@ def test_harness_trace_checks_the_trace_against_the_function_bit_for_bit():
     import harness
 
     xs = [*(-np.logspace(-30, 3, 40)), 0.0, -0.0, *np.logspace(-30, 3, 40)]
-    traced = harness.trace(jax.nn.softplus, "jax", {"x": xs})
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", False)  # a JAX user's default
+    try:
+        traced = harness.trace(jax.nn.softplus, "jax", {"x": xs})
+        assert jax.config.jax_enable_x64 is False  # the caller's JAX setting is kept
+    finally:
+        jax.config.update("jax_enable_x64", before)
     assert traced.names == ("x",) and traced.framework == "jax"
     assert "log1p(exp((-abs(" in traced.text
     # A cast rounds; the trace passes it by (the reference is the exact function), so the

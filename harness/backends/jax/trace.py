@@ -160,9 +160,9 @@ def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
         params = inspect.signature(fn).parameters.values()
         names = [p.name for p in params if p.default is inspect.Parameter.empty]
     names = list(names)
-    jax.config.update("jax_enable_x64", True)
     try:
-        closed = jax.make_jaxpr(fn)(*[np.float64(0.5)] * len(names))
+        with jax.enable_x64(True):  # float64 for the trace; the caller's setting kept
+            closed = jax.make_jaxpr(fn)(*[np.float64(0.5)] * len(names))
     except jax.errors.ConcretizationTypeError as e:  # before TypeError: a subclass
         raise TraceError(
             "the function branches in Python on a traced value (an `if` on an input): "
@@ -188,10 +188,10 @@ def values(fn: Callable, node: ex.Node, names: Sequence[str], columns) -> tuple:
 
     from harness.backends.jax.build import compile_expression
 
-    jax.config.update("jax_enable_x64", True)
-    arrays = [jnp.asarray(np.asarray(c, dtype=np.float64)) for c in columns]
-    user = np.asarray(jax.vmap(fn)(*arrays), dtype=np.float64)
-    env = dict(zip(names, arrays))
-    ours = compile_expression(node, env, jnp.float64)
-    ours = np.asarray(jnp.broadcast_to(ours, arrays[0].shape), dtype=np.float64)
+    with jax.enable_x64(True):
+        arrays = [jnp.asarray(np.asarray(c, dtype=np.float64)) for c in columns]
+        user = np.asarray(jax.vmap(fn)(*arrays), dtype=np.float64)
+        env = dict(zip(names, arrays))
+        ours = compile_expression(node, env, jnp.float64)
+        ours = np.asarray(jnp.broadcast_to(ours, arrays[0].shape), dtype=np.float64)
     return user, ours
