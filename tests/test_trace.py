@@ -147,6 +147,8 @@ def test_a_pytorch_function_and_an_autograd_function_trace_as_their_forward():
     assert ratio.expression == _expected("a / b ** 2", ("a", "b"))
     with pytest.raises(TraceError, match=r"operator 'sign.default' at .*test_trace\.py:\d+"):
         harness.trace(lambda x: torch.sign(x) * x, "torch", {"x": xs})
+    one = harness.trace(lambda x: functional.softplus(x, beta=1.0), "torch", {"x": xs})
+    assert one.text == "softplus(x)"  # beta given as the float 1.0 is beta 1
     with pytest.raises(TraceError, match="a beta other than 1"):
         harness.trace(lambda x: functional.softplus(x, beta=2.0), "torch", {"x": xs})
     with pytest.raises(TraceError, match=r"returns a tensor of shape \(2,\): one scalar"):

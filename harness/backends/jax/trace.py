@@ -17,14 +17,13 @@ explained. This module imports JAX.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from harness.backends.interface import TraceError
+from harness.backends.tracing import Refusal, input_names, mapped, number
 from harness.cases import expressions as ex
-from harness.operators.table import OPERATORS
 
 __all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
 
@@ -61,7 +60,7 @@ FUNCTIONS = {
     "abs": "abs",
 }
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow"}
-_COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
+_COMPARE = {c: c for c in ("lt", "le", "gt", "ge", "eq", "ne")}
 #: Calls whose body is inlined: the parameter holding it, in the order looked for.
 _BODIES = ("jaxpr", "call_jaxpr", "fun_jaxpr")
 #: Primitives that give their argument back.
@@ -77,11 +76,6 @@ def _where(eqn) -> str:
         return source_info_util.summarize(eqn.source_info)
     except Exception:  # noqa: BLE001 - a JAX without this helper: no line to name
         return ""
-
-
-def _number(value) -> ex.Num:
-    v = float(np.asarray(value, dtype=np.float64))
-    return ex.Num(repr(v), v)
 
 
 class _Tracer:
@@ -108,7 +102,7 @@ class _Tracer:
         array = np.asarray(value)
         if array.shape != ():
             raise TraceError(f"{what} of shape {array.shape}: only scalars can be traced")
-        return _number(array)
+        return number(int(array) if array.dtype.kind in "iu" else float(array))
 
     def _equation(self, eqn, ins: list[ex.Node]) -> list[ex.Node]:
         name = eqn.primitive.name
@@ -118,23 +112,8 @@ class _Tracer:
                 inner = getattr(body, "jaxpr", body)
                 consts = getattr(body, "consts", ())
                 return self.run(inner, consts, ins)
-        if name not in ("select_n", *_IDENTITY) and any(isinstance(n, ex.Compare) for n in ins):
-            raise self._refuse(eqn, "applied to a comparison (where takes one comparison)")
-        if name in FUNCTIONS:
-            func = FUNCTIONS[name]
-            low, high = OPERATORS[func].arity
-            if not low <= len(ins) <= high:
-                raise self._refuse(eqn, f"{len(ins)} arguments for {func}")
-            return [ex.Call(func, tuple(ins))]
-        if name in _BINARY:
-            return [ex.Binary(_BINARY[name], *ins)]
-        if name in _COMPARE:
-            return [ex.Compare(name, *ins)]
-        if name == "neg":
-            return [ex.Unary("neg", ins[0])]
-        if name == "integer_pow":
-            y = int(eqn.params["y"])
-            return [ex.Binary("pow", ins[0], ex.Num(str(y), float(y)))]
+        if name == "integer_pow" and not isinstance(ins[0], ex.Compare):
+            return [ex.Binary("pow", ins[0], number(int(eqn.params["y"])))]
         if name == "select_n":
             cond, *cases = ins
             if len(cases) != 2 or not isinstance(cond, ex.Compare):
@@ -142,7 +121,10 @@ class _Tracer:
             return [ex.Where(cond, cases[1], cases[0])]
         if name in _IDENTITY:
             return ins
-        raise self._refuse(eqn, "no entry of the operator table")
+        try:
+            return [mapped(name, ins, FUNCTIONS, _BINARY, _COMPARE, "neg")]
+        except Refusal as why:
+            raise self._refuse(eqn, str(why)) from None
 
     @staticmethod
     def _refuse(eqn, why: str) -> TraceError:
@@ -156,10 +138,7 @@ def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
     expression of :class:`harness.cases.expressions.Var` nodes of those names."""
     import jax
 
-    if names is None:
-        params = inspect.signature(fn).parameters.values()
-        names = [p.name for p in params if p.default is inspect.Parameter.empty]
-    names = list(names)
+    names = input_names(fn, names)
     try:
         with jax.enable_x64(True):  # float64 for the trace; the caller's setting kept
             closed = jax.make_jaxpr(fn)(*[np.float64(0.5)] * len(names))

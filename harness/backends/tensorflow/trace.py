@@ -15,14 +15,13 @@ This module imports TensorFlow.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from harness.backends.interface import TraceError
+from harness.backends.tracing import Refusal, input_names, mapped, number
 from harness.cases import expressions as ex
-from harness.operators.table import OPERATORS
 
 __all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
 
@@ -114,9 +113,8 @@ class _Graph:
             value = tf.make_ndarray(op.get_attr("value"))
             if value.shape != ():
                 raise _refuse(op, f"a constant of shape {value.shape}: only scalars")
-            v = float(value)
-            text = str(int(v)) if value.dtype.kind in "iu" else repr(v)
-            self.env[op.outputs[0].name] = ex.Num(text, v)
+            v = int(value) if value.dtype.kind in "iu" else float(value)
+            self.env[op.outputs[0].name] = number(v)
             return
         if kind == "Placeholder":
             raise _refuse(op, "an input the function was not given")
@@ -133,23 +131,12 @@ class _Graph:
     def _node(self, op, kind: str, ins: list[ex.Node]) -> ex.Node:
         if kind in _IDENTITY:
             return ins[0]
-        if kind not in ("Select", "SelectV2") and any(isinstance(n, ex.Compare) for n in ins):
-            raise _refuse(op, "applied to a comparison (where takes one comparison)")
-        if kind in FUNCTIONS:
-            func = FUNCTIONS[kind]
-            low, high = OPERATORS[func].arity
-            if not low <= len(ins) <= high:
-                raise _refuse(op, f"{len(ins)} arguments for {func}")
-            return ex.Call(func, tuple(ins))
-        if kind in _BINARY:
-            return ex.Binary(_BINARY[kind], *ins)
-        if kind in _COMPARE:
-            return ex.Compare(_COMPARE[kind], *ins)
-        if kind == "Neg":
-            return ex.Unary("neg", ins[0])
         if kind in ("Select", "SelectV2") and isinstance(ins[0], ex.Compare):
             return ex.Where(ins[0], ins[1], ins[2])
-        raise _refuse(op, "no entry of the operator table")
+        try:
+            return mapped(kind, ins, FUNCTIONS, _BINARY, _COMPARE, "Neg")
+        except Refusal as why:
+            raise _refuse(op, str(why)) from None
 
     def _inline(self, op, ins: list[ex.Node]) -> None:
         name = op.get_attr("f").name
@@ -168,9 +155,7 @@ def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
     an expression of :class:`harness.cases.expressions.Var` nodes of those names."""
     from harness.backends.tensorflow.tfimport import tf
 
-    if names is None:
-        params = inspect.signature(fn).parameters.values()
-        names = [p.name for p in params if p.default is inspect.Parameter.empty]
+    names = input_names(fn, names)
     graph = tf.Graph()
     with graph.as_default():
         xs = [tf.compat.v1.placeholder(tf.float64, [], name=n) for n in names]

@@ -15,15 +15,14 @@ source line. This module imports PyTorch.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from harness.backends.interface import TraceError
+from harness.backends.tracing import Refusal, input_names, mapped, number
 from harness.cases import expressions as ex
-from harness.operators.table import OPERATORS
 
 __all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
 
@@ -57,20 +56,12 @@ FUNCTIONS = {
     "maximum": "maximum",
     "minimum": "minimum",
     "abs": "abs",
+    "softplus": "softplus",  # beta 1 only (ATen's softplus(x, beta, threshold))
 }
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow"}
-_COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
+_COMPARE = {c: c for c in ("lt", "le", "gt", "ge", "eq", "ne")}
 #: Operators that give their argument back.
 _IDENTITY = ("lift_fresh_copy", "clone", "detach", "alias", "_to_copy")
-
-
-def _number(value) -> ex.Num:
-    if isinstance(value, bool):
-        raise TypeError("a boolean")
-    if isinstance(value, int):
-        return ex.Num(str(value), float(value))
-    v = float(value)
-    return ex.Num(repr(v), v)
 
 
 def _user_line(fn: Callable, args: Sequence, op: str, nth: int) -> str:
@@ -130,10 +121,9 @@ class _Graph:
     def value(self, arg, node) -> ex.Node:
         if hasattr(arg, "op"):  # an fx node
             return self.env[arg]
-        try:
-            return _number(arg)
-        except (TypeError, ValueError):
-            raise _Refused(node, f"an argument {arg!r} that is not a number") from None
+        if not isinstance(arg, (int, float)) or isinstance(arg, bool):
+            raise _Refused(node, f"an argument {arg!r} that is not a number")
+        return number(arg)
 
     def run(self) -> ex.Node:
         placeholders = iter(self.names)
@@ -144,7 +134,7 @@ class _Graph:
                 const = np.asarray(getattr(self.module, node.target).detach().cpu())
                 if const.shape != ():
                     raise TraceError(f"a tensor constant of shape {const.shape}: only scalars")
-                self.env[node] = _number(float(const))
+                self.env[node] = number(float(const))
             elif node.op == "call_function":
                 self.env[node] = self.call(node)
             elif node.op == "output":
@@ -162,33 +152,22 @@ class _Graph:
         if name in _IDENTITY:
             return self.env[node.args[0]]
         ins = [self.value(a, node) for a in node.args]
-        if name != "where" and any(isinstance(n, ex.Compare) for n in ins):
-            raise _Refused(node, "applied to a comparison (where takes one comparison)")
         if name in ("add", "sub") and kwargs.pop("alpha", 1) != 1:
             raise _Refused(node, "an alpha other than 1")
         if kwargs:
             raise _Refused(node, f"keyword arguments {sorted(kwargs)}")
-        if name in FUNCTIONS:
-            func = FUNCTIONS[name]
-            low, high = OPERATORS[func].arity
-            if not low <= len(ins) <= high:
-                raise _Refused(node, f"{len(ins)} arguments for {func}")
-            return ex.Call(func, tuple(ins))
-        if name == "softplus":
-            if len(ins) > 1 and ins[1] != ex.Num("1", 1.0):
-                raise _Refused(node, "a beta other than 1")
-            return ex.Call("softplus", (ins[0],))
-        if name in _BINARY and len(ins) == 2:
-            return ex.Binary(_BINARY[name], *ins)
-        if name == "rsub" and len(ins) == 2:
-            return ex.Binary("sub", ins[1], ins[0])
-        if name in _COMPARE:
-            return ex.Compare(name, *ins)
-        if name == "neg":
-            return ex.Unary("neg", ins[0])
         if name == "where" and isinstance(ins[0], ex.Compare):
             return ex.Where(ins[0], ins[1], ins[2])
-        raise _Refused(node, "no entry of the operator table")
+        if name == "softplus":  # (x, beta, threshold): the kernel's threshold is its own
+            if len(ins) > 1 and not (isinstance(ins[1], ex.Num) and ins[1].value == 1.0):
+                raise _Refused(node, "a beta other than 1")
+            ins = ins[:1]
+        if name == "rsub" and len(ins) == 2:
+            name, ins = "sub", ins[::-1]
+        try:
+            return mapped(name, ins, FUNCTIONS, _BINARY, _COMPARE, "neg")
+        except Refusal as why:
+            raise _Refused(node, str(why)) from None
 
 
 def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
@@ -197,9 +176,7 @@ def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    if names is None:
-        params = inspect.signature(fn).parameters.values()
-        names = [p.name for p in params if p.default is inspect.Parameter.empty]
+    names = input_names(fn, names)
     args = [torch.tensor(0.5, dtype=torch.float64) for _ in names]
     try:
         module = make_fx(fn, record_stack_traces=True)(*args)
