@@ -29,36 +29,13 @@ __all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
 
 #: JAX's primitive -> the operator table's function (one argument unless the table's
 #: arity says otherwise).
-FUNCTIONS = {
-    "exp": "exp",
-    "exp2": "exp2",
-    "log": "log",
-    "log1p": "log1p",
-    "expm1": "expm1",
-    "tanh": "tanh",
-    "logistic": "sigmoid",
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "sinh": "sinh",
-    "cosh": "cosh",
-    "asinh": "asinh",
-    "acosh": "acosh",
-    "atanh": "atanh",
-    "atan": "atan",
-    "atan2": "atan2",
-    "sqrt": "sqrt",
-    "rsqrt": "rsqrt",
-    "square": "square",
-    "erf": "erf",
-    "erfc": "erfc",
-    "erf_inv": "erfinv",
-    "lgamma": "lgamma",
-    "digamma": "digamma",
-    "max": "maximum",
-    "min": "minimum",
-    "abs": "abs",
-}
+#: Those whose name is the table's own.
+_SAME = """
+exp exp2 log log1p expm1 tanh sin cos tan sinh cosh asinh acosh atanh atan
+atan2 sqrt rsqrt square erf erfc lgamma digamma abs
+""".split()
+FUNCTIONS = {name: name for name in _SAME}
+FUNCTIONS |= {"logistic": "sigmoid", "erf_inv": "erfinv", "max": "maximum", "min": "minimum"}
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow"}
 _COMPARE = {c: c for c in ("lt", "le", "gt", "ge", "eq", "ne")}
 #: Calls whose body is inlined: the parameter holding it, in the order looked for.

@@ -26,38 +26,15 @@ from harness.cases import expressions as ex
 
 __all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
 
-#: ATen's operator (its overload packet's name) -> the operator table's function.
-FUNCTIONS = {
-    "exp": "exp",
-    "exp2": "exp2",
-    "log": "log",
-    "log1p": "log1p",
-    "expm1": "expm1",
-    "tanh": "tanh",
-    "sigmoid": "sigmoid",
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "sinh": "sinh",
-    "cosh": "cosh",
-    "asinh": "asinh",
-    "acosh": "acosh",
-    "atanh": "atanh",
-    "atan": "atan",
-    "atan2": "atan2",
-    "sqrt": "sqrt",
-    "rsqrt": "rsqrt",
-    "square": "square",
-    "erf": "erf",
-    "erfc": "erfc",
-    "erfinv": "erfinv",
-    "lgamma": "lgamma",
-    "digamma": "digamma",
-    "maximum": "maximum",
-    "minimum": "minimum",
-    "abs": "abs",
-    "softplus": "softplus",  # beta 1 only (ATen's softplus(x, beta, threshold))
-}
+#: ATen's operators (their overload packets' names) that are the operator table's
+#: functions of the same name (softplus only with beta 1: ATen's softplus(x, beta,
+#: threshold)).
+_SAME = """
+exp exp2 log log1p expm1 tanh sigmoid sin cos tan sinh cosh asinh acosh atanh
+atan atan2 sqrt rsqrt square erf erfc erfinv lgamma digamma maximum minimum
+abs softplus
+""".split()
+FUNCTIONS = {name: name for name in _SAME}
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow"}
 _COMPARE = {c: c for c in ("lt", "le", "gt", "ge", "eq", "ne")}
 #: Operators that give their argument back.
