@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     """``harness.trace``: imported when first used (``import harness`` stays light)."""
     if name == "trace":
-        from harness.check.trace import trace
+        from harness.api.trace import trace
 
         return trace
     raise AttributeError(f"module 'harness' has no attribute {name!r}")

@@ -109,12 +109,12 @@ def test_harness_trace_checks_the_trace_against_the_function_bit_for_bit():
     fn = lambda v: (v.astype(jnp.float32) * 3).astype(jnp.float64)  # noqa: E731
     rounded = (x.astype(np.float32) * np.float32(3)).astype(np.float64)
     first = int(np.flatnonzero(rounded != x * 3)[0])
-    with pytest.raises(harness.check.trace.TraceError) as caught:
+    with pytest.raises(harness.api.trace.TraceError) as caught:
         harness.trace(fn, "jax", {"x": list(x)})
     message = str(caught.value)
     assert f"at x = {float(x[first])!r} the function gives {float(rounded[first])!r}" in message
     assert f"the trace {float(x[first] * 3)!r}" in message and "is not used" in message
-    with pytest.raises(harness.check.trace.TraceError, match="unknown framework 'mxnet'"):
+    with pytest.raises(harness.api.trace.TraceError, match="unknown framework 'mxnet'"):
         harness.trace(lambda v: v, "mxnet", {"x": [1.0]})
 
 

@@ -30,7 +30,7 @@ class NotApplicable(Exception):
 class TraceError(ValueError):
     """A user's function cannot be traced into the harness's expression, or its trace does
     not compute what it computes; the message says why, naming the framework's primitive
-    and the user's line where there is one (:mod:`harness.check.trace`)."""
+    and the user's line where there is one (:mod:`harness.api.trace`)."""
 
 
 #: The columns of a back end's evaluation rows (the pipeline adds ``backend``).

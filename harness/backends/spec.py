@@ -55,7 +55,7 @@ class BackendSpec:
     probe: str = ""
     #: The module tracing a user's function into the harness's expression (``trace(fn,
     #: names)``) and computing both in float64 (``values``), where the back end has one
-    #: (:mod:`harness.check.trace`).
+    #: (:mod:`harness.api.trace`).
     tracer: str = ""
 
     @property

@@ -7,7 +7,7 @@ the operator table's functions (:data:`FUNCTIONS`), arithmetic and comparisons t
 nodes, ``Select``/``SelectV2`` on a comparison to ``where``; a nested ``tf.function``
 (``PartitionedCall``) is inlined; a ``tf.custom_gradient`` function is its forward ops
 (``IdentityN`` hands its outputs on). Constants keep their exact float64 value; a cast
-passes through (:mod:`harness.check.trace` refuses a trace whose float64 values differ
+passes through (:mod:`harness.api.trace` refuses a trace whose float64 values differ
 from the function's). What cannot be mapped stops with a
 :class:`harness.backends.interface.TraceError` naming the op type and the user's line.
 This module imports TensorFlow.

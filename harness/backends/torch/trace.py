@@ -7,7 +7,7 @@ to the operator table's (:data:`FUNCTIONS`), arithmetic and comparisons to their
 ``where`` on a comparison to ``where``; an ``autograd.Function`` is recorded through its
 ``forward`` (the function its ``backward`` is a derivative of). Python numbers and
 tensor constants keep their exact float64 value; a cast passes through (the reference is
-the exact function, and :mod:`harness.check.trace` refuses a trace whose float64 values
+the exact function, and :mod:`harness.api.trace` refuses a trace whose float64 values
 differ from the function's). What cannot be mapped stops with a
 :class:`harness.backends.interface.TraceError` naming ATen's operator and the user's
 source line. This module imports PyTorch.

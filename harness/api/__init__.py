@@ -1,2 +1,2 @@
 """A user's own function, checked as it is written (issue 58): traced into the harness's
-expression (:mod:`harness.check.trace`), each framework's tracer behind its back end."""
+expression (:mod:`harness.api.trace`), each framework's tracer behind its back end."""

@@ -17,7 +17,7 @@ from harness.backends.catalogue import SPECS
 from harness.backends.interface import TraceError
 from harness.cases import expressions as ex
 
-__all__ = ["Traced", "TraceError", "trace"]
+__all__ = ["Traced", "TraceError", "trace", "tracer_of", "verify"]
 
 
 @dataclass(frozen=True)
@@ -40,22 +40,20 @@ def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return both_nan | (a.view(np.int64) == b.view(np.int64))
 
 
-def trace(fn: Callable, framework: str, inputs: Mapping[str, Sequence[float]]) -> Traced:
-    """``fn`` of the scalar inputs named by ``inputs`` (in its parameters' order), traced
-    by ``framework`` and checked at every point of ``inputs`` (one sequence of floats per
-    name, all of one length)."""
+def tracer_of(framework: str):
+    """The tracer module of ``framework``'s back end (:class:`TraceError` if none)."""
     spec = SPECS.get(framework)
     if spec is None:
         raise TraceError(f"unknown framework {framework!r}; known: {', '.join(sorted(SPECS))}")
     if not spec.tracer:
         raise TraceError(f"{spec.title} has no tracer yet")
-    names = tuple(inputs)
-    columns = [np.asarray(inputs[n], dtype=np.float64).ravel() for n in names]
-    if not columns or len({len(c) for c in columns}) != 1 or len(columns[0]) == 0:
-        raise TraceError("inputs: one non-empty list of floats per input, all of one length")
-    tracer = importlib.import_module(spec.tracer)
-    node = tracer.trace(fn, names)
-    user, ours = tracer.values(fn, node, names, columns)
+    return importlib.import_module(spec.tracer)
+
+
+def verify(fn: Callable, framework: str, node: ex.Node, names: Sequence[str], columns) -> None:
+    """Raise :class:`TraceError` unless ``node`` computed by the harness in ``framework``
+    in float64 gives ``fn``'s values at every point of ``columns``, bit for bit."""
+    user, ours = tracer_of(framework).values(fn, node, names, columns)
     differ = np.flatnonzero(~_same(user, ours))
     if differ.size:
         i = int(differ[0])
@@ -66,4 +64,17 @@ def trace(fn: Callable, framework: str, inputs: Mapping[str, Sequence[float]]) -
             f"{float(ours[i])!r} ({differ.size} of {user.size} points differ); the trace "
             "is not used"
         )
+
+
+def trace(fn: Callable, framework: str, inputs: Mapping[str, Sequence[float]]) -> Traced:
+    """``fn`` of the scalar inputs named by ``inputs`` (in its parameters' order), traced
+    by ``framework`` and checked at every point of ``inputs`` (one sequence of floats per
+    name, all of one length)."""
+    tracer = tracer_of(framework)
+    names = tuple(inputs)
+    columns = [np.asarray(inputs[n], dtype=np.float64).ravel() for n in names]
+    if not columns or len({len(c) for c in columns}) != 1 or len(columns[0]) == 0:
+        raise TraceError("inputs: one non-empty list of floats per input, all of one length")
+    node = tracer.trace(fn, names)
+    verify(fn, framework, node, names, columns)
     return Traced(node, names, framework)
