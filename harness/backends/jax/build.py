@@ -132,7 +132,10 @@ def _custom(expression, gradient, names, dtype, functions, label, tangent=None):
         return compile_expression(expression, dict(zip(names, xs)), dtype, functions)
 
     def fwd(*xs):
-        return f(*xs), xs
+        # The primal computed here, as JAX's documentation writes a fwd (calling f
+        # instead would put a custom_vjp call under an outer jvp: forward over reverse
+        # would raise where the user's code does not).
+        return compile_expression(expression, dict(zip(names, xs)), dtype, functions), xs
 
     def bwd(xs, dy):
         env = dict(zip(names, xs))
