@@ -38,3 +38,9 @@ def write_case(folder: Path, name: str, body: str) -> Path:
     path = Path(folder) / f"{name}.yaml"
     path.write_text(textwrap.dedent(body))
     return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _harness_cache(tmp_path_factory):
+    """``harness.check``'s per-user cache in this run's own temporary folder."""
+    os.environ["HARNESS_CACHE"] = str(tmp_path_factory.getbasetemp() / "harness-cache")

@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.backends import crashes
 from harness.cli.causes import add_cause_commands
 from harness.cli.census import add_census_commands
+from harness.cli.check import add_check_commands
 from harness.cli.output import EXIT_INVALID, Progress, print_summary, run_diff
 from harness.cli.probe import add_probe_commands
 from harness.cli.selection import add_selection, each_case, prepare_case
@@ -270,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_probe_commands(sub)
     add_cause_commands(sub)
     add_census_commands(sub)
+    add_check_commands(sub)
 
     p = sub.add_parser("collect", help="summarise every case's errors table")
     p.add_argument("errors", nargs="*", help="errors tables (default: RESULTS/*/errors.parquet)")

@@ -1,8 +1,11 @@
 """The lookup of registered implementations and references (a case's ``registered:``).
 
 Importing this module registers everything the package ships
-(:mod:`harness.registered.seeds`); :mod:`harness.registered.register` holds the
-decorators and the tables.
+(:mod:`harness.registered.seeds`) and what installed packages register through the
+entry-point group ``harness.implementations`` (:data:`GROUP`: each entry a module that
+registers with :mod:`harness.registered.register`'s decorators when imported): code the
+user installed, never code a case file points to. :mod:`harness.registered.register`
+holds the decorators and the tables.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
+import warnings
+from importlib.metadata import entry_points
 
 from harness.registered import seeds  # noqa: F401  (registers on import)
 from harness.registered.register import (
@@ -20,7 +25,11 @@ from harness.registered.register import (
     Registered,
 )
 
+#: The entry-point group installed packages register implementations through.
+GROUP = "harness.implementations"
+
 __all__ = [
+    "GROUP",
     "Registered",
     "get",
     "get_port",
@@ -30,6 +39,24 @@ __all__ = [
     "reference_names",
     "source",
 ]
+
+
+def _load_installed() -> None:
+    """Import each module of :data:`GROUP`; one that fails is left out with a warning
+    naming it (the package's own implementations still load)."""
+    for entry in entry_points(group=GROUP):
+        try:
+            entry.load()
+        except Exception as exc:  # noqa: BLE001 - an installed package's own error
+            warnings.warn(
+                f"{GROUP} entry point {entry.name!r} ({entry.value}) from "
+                f"{getattr(entry.dist, 'name', '?')} failed to load and is left out: "
+                f"{type(exc).__name__}: {exc}",
+                stacklevel=2,
+            )
+
+
+_load_installed()
 
 
 def names() -> list[str]:

@@ -32,6 +32,7 @@ __all__ = [
     "implementation",
     "port",
     "reference",
+    "user_function",
 ]
 
 
@@ -92,3 +93,22 @@ def reference(name: str, inputs: tuple[str, ...], description: str) -> Callable:
         return fn
 
     return register
+
+
+def user_function(name: str, backend: str, fn: Callable, inputs: tuple[str, ...], description: str):
+    """Register a user's own function ``fn`` (of one positional batch per input, written
+    for ``backend``) under ``name`` for this process only: what ``harness.check`` runs.
+    Registered again under the same name, the newer function replaces it. A case file
+    written to disk that names it validates only in the process that registered it."""
+
+    def factory(framework, dtype):
+        return lambda **xs: fn(*(xs[n] for n in inputs))
+
+    def elsewhere(framework, dtype):
+        raise ValueError(f"{name} is a {backend} function: it runs in {backend} only")
+
+    base = factory if backend == "tensorflow" else elsewhere
+    IMPLEMENTATIONS[name] = Registered(name, base, tuple(inputs), description)
+    if backend != "tensorflow":
+        PORTS[name, backend] = factory
+        PORT_MODES_LEFT_OUT[name, backend] = {}
