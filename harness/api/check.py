@@ -29,9 +29,6 @@ from harness.backends.interface import TraceError
 
 __all__ = ["CheckResult", "check", "user_cache"]
 
-#: Outcomes that are not failures (:data:`harness.judge.summary.NOT_FAILURES`).
-_PASSING = ("ok", "ref_unreliable", "flushed", "not_applicable")
-
 
 def user_cache() -> Path:
     """The per-user cache folder: ``$HARNESS_CACHE``, else ``$XDG_CACHE_HOME/harness``,
@@ -62,8 +59,10 @@ class CheckResult:
         """Rows judged wrong that no expectation holds, and rows an expectation said
         would fail that did not (``expected == "broken"``); errors the framework raises by
         design (an ``unsupported`` root cause) are not among them."""
+        from harness.judge.summary import NOT_FAILURES
+
         r = self.rows
-        failing = ~r["outcome"].isin(_PASSING) & (r["expected"] != "held")
+        failing = ~r["outcome"].isin(NOT_FAILURES) & (r["expected"] != "held")
         return r[(failing & ~self._unsupported()) | (r["expected"] == "broken")]
 
     @property
@@ -207,7 +206,7 @@ def check(
     folder, keep = _folder(results)
     if cache:
         _share_cache(folder)
-    path = folder / "cases" / f"{data and check_case.case_id(fn)}.yaml"
+    path = folder / "cases" / f"{check_case.case_id(fn)}.yaml"
     atomic_write_text(path, yaml.safe_dump(data, sort_keys=False, width=88))
     impl = data["implementations"][check_case.case_id(fn)]
     user_function(impl["registered"], framework, fn, names, impl["description"])

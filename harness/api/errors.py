@@ -5,8 +5,6 @@ failed: those values are neither a pass nor a fail."""
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from harness.api.check import CheckResult, check
@@ -133,8 +131,3 @@ def assert_derivatives(fn, framework: str, **arguments) -> CheckResult:
             result,
         )
     return result
-
-
-def as_json(result: CheckResult) -> str:
-    """The failures as JSON lines (for the command line's ``--json``)."""
-    return "\n".join(json.dumps(line) for line in failure_lines(result, result.failures))
