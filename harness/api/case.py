@@ -125,16 +125,25 @@ def case_data(
     return data
 
 
-def study_case(data: Mapping) -> dict:
-    """The same case for the study (``cases/``): the traced expression differentiated by
-    the framework, as a case file can say it (a case names no Python code)."""
+def study_case(data: Mapping, rules: Mapping | None = None) -> dict:
+    """The same case for the study (``cases/``): the traced expression, with the traced
+    custom ``rules`` (:meth:`harness.api.trace.Traced.rule_texts`) if the function has
+    one, differentiated by the framework, as a case file can say it (a case names no
+    Python code)."""
     out = dict(data)
     ((name, impl),) = data["implementations"].items()
+    rules = {k: dict(v) for k, v in (rules or {}).items() if v}
+    said = (
+        f"its custom rule traced as {' and '.join(sorted(rules))}"
+        if rules
+        else "no custom rule in the original"
+    )
     out["implementations"] = {
         name: {
             "expression": data["function"],
+            **rules,
             "description": f"The trace of {impl['description'][:-1]}: its operators as the "
-            "harness builds them (a custom rule of the original is not in the trace).",
+            f"harness builds them ({said}).",
         }
     }
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,8 +25,9 @@ import pandas as pd
 import yaml
 
 from harness.api import case as check_case
-from harness.api.trace import Traced, tracer_of, verify
+from harness.api.trace import Traced, trace_rules, tracer_of, verify
 from harness.backends.interface import TraceError
+from harness.cases import expressions as ex
 
 __all__ = ["CheckResult", "check", "user_cache"]
 
@@ -104,7 +106,7 @@ class CheckResult:
 
     def to_case(self) -> str:
         """The traced function as a case file for the study (``cases/NAME.yaml``)."""
-        data = check_case.study_case(self.data)
+        data = check_case.study_case(self.data, self.traced.rule_texts())
         head = (
             f"# {self.case.id}: written by harness.check from {self.traced.framework}'s trace "
             "of a Python function.\n"
@@ -174,6 +176,7 @@ def check(
     entries (the implementation is the function). Raises :class:`TraceError` where the
     function cannot be traced or its trace differs from it, and
     :class:`harness.cases.model.CaseError` for arguments a case file could not hold."""
+    from harness.backends.catalogue import load
     from harness.cases.model import CaseError
     from harness.config import load_config
     from harness.registered.register import user_function
@@ -186,12 +189,20 @@ def check(
     names = tuple(inputs) if inputs else tuple(tracer_names(fn))
     if not names:
         raise TraceError("the function has no inputs to differentiate")
+    folder, keep = _folder(results)
+    if cache:
+        _share_cache(folder)
+    # The framework starts before the trace compiles anything: JAX reads where its
+    # compiled programs are kept once, at its first compilation, and keeps that path
+    # for the process, so it is given resolved (the per-user folder, not this run's
+    # link to it, which goes with a temporary result).
+    compiled = (folder / ".cache").resolve() / "compiled" if cache else None
+    load(framework).start(None, compiled)
     node = tracer.trace(fn, names)
-    traced = Traced(node, names, framework)
     data = check_case.case_data(
         fn,
         framework,
-        traced.text,
+        ex.unparse(node),
         names,
         inputs,
         orders,
@@ -203,9 +214,6 @@ def check(
         tolerances,
         title,
     )
-    folder, keep = _folder(results)
-    if cache:
-        _share_cache(folder)
     path = folder / "cases" / f"{check_case.case_id(fn)}.yaml"
     atomic_write_text(path, yaml.safe_dump(data, sort_keys=False, width=88))
     impl = data["implementations"][check_case.case_id(fn)]
@@ -215,7 +223,18 @@ def check(
         prep = prepare(path, config)
     except CaseError as exc:
         raise CaseError(exc.problems) from None
-    verify(fn, framework, node, names, _points(prep))
+    points = _points(prep)
+    verify(fn, framework, node, names, points)
+    # The custom rule, if any, traced and verified at the same points; the case is
+    # prepared again with it, for the causes to judge the rule exactly.
+    rules, note = trace_rules(fn, framework, names, points)
+    traced = Traced(node, names, framework, rules, note)
+    if rules:
+        trace = {"expression": traced.text, **traced.rule_texts()}
+        user_function(impl["registered"], framework, fn, names, impl["description"], trace)
+        prep = prepare(path, config)
+    if note:
+        warnings.warn(f"{check_case.case_id(fn)}: {note}", stacklevel=2)
     run_stages(prep, folder, cache, None, bisect)
     errors = folder / prep.case.id / "errors.parquet"
     collect_stage([errors], folder / "summary.parquet")

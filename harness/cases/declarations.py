@@ -128,6 +128,7 @@ class DeclarationChecks:
                         name,
                         registered=reg,
                         description=spec.get("description", entry.description),
+                        **self._traced((*path, "registered"), entry.trace, names),
                     )
                 )
                 continue
@@ -158,6 +159,19 @@ class DeclarationChecks:
                 )
             )
         return out if ok else None
+
+    def _traced(self, path: tuple, trace, names: frozenset[str]) -> dict:
+        """A user's registered function's trace (``harness.check``'s): its expression and
+        custom rules, as an expression implementation has them, for the causes to judge
+        its rule by (the back ends run the function itself)."""
+        if not trace:
+            return {}
+        out = {"expression": self._expr(path, trace["expression"], names)}
+        if trace.get("gradient"):
+            out["gradient"] = self._gradient(path, trace["gradient"], names)
+        if trace.get("tangent"):
+            out["tangent"] = self._tangent(path, trace["tangent"], names)
+        return out
 
     def _reference(
         self, data: dict[str, Any], names: frozenset[str] | None, function: ex.Node | None

@@ -19,7 +19,7 @@ implementation as ``not_applicable``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +42,10 @@ class Registered:
     factory: Callable[..., Any]
     inputs: tuple[str, ...]
     description: str
+    #: A user's function's trace (:func:`user_function`): its ``expression`` and its
+    #: custom rule's ``gradient`` and ``tangent`` (``{input: text}``), in the case files'
+    #: language, for the causes to judge its rule by; ``None`` for the package's own.
+    trace: Mapping[str, Any] | None = None
 
 
 #: Every registered implementation and reference by name (filled as modules register).
@@ -95,11 +99,19 @@ def reference(name: str, inputs: tuple[str, ...], description: str) -> Callable:
     return register
 
 
-def user_function(name: str, backend: str, fn: Callable, inputs: tuple[str, ...], description: str):
+def user_function(
+    name: str,
+    backend: str,
+    fn: Callable,
+    inputs: tuple[str, ...],
+    description: str,
+    trace: Mapping[str, Any] | None = None,
+):
     """Register a user's own function ``fn`` (of one positional batch per input, written
-    for ``backend``) under ``name`` for this process only: what ``harness.check`` runs.
-    Registered again under the same name, the newer function replaces it. A case file
-    written to disk that names it validates only in the process that registered it."""
+    for ``backend``) under ``name`` for this process only: what ``harness.check`` runs;
+    ``trace``: what its trace says it computes (:attr:`Registered.trace`). Registered
+    again under the same name, the newer function replaces it. A case file written to
+    disk that names it validates only in the process that registered it."""
 
     def factory(framework, dtype):
         return lambda **xs: fn(*(xs[n] for n in inputs))
@@ -108,7 +120,7 @@ def user_function(name: str, backend: str, fn: Callable, inputs: tuple[str, ...]
         raise ValueError(f"{name} is a {backend} function: it runs in {backend} only")
 
     base = factory if backend == "tensorflow" else elsewhere
-    IMPLEMENTATIONS[name] = Registered(name, base, tuple(inputs), description)
+    IMPLEMENTATIONS[name] = Registered(name, base, tuple(inputs), description, trace)
     if backend != "tensorflow":
         PORTS[name, backend] = factory
         PORT_MODES_LEFT_OUT[name, backend] = {}

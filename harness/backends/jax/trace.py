@@ -25,7 +25,7 @@ from harness.backends.interface import TraceError
 from harness.backends.tracing import Refusal, input_names, mapped, number
 from harness.cases import expressions as ex
 
-__all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
+__all__ = ["FUNCTIONS", "RULES", "TraceError", "derivative", "nested", "ruled", "trace", "values"]
 
 #: JAX's primitive -> the operator table's function (one argument unless the table's
 #: arity says otherwise).
@@ -43,6 +43,12 @@ _BODIES = ("jaxpr", "call_jaxpr", "fun_jaxpr")
 #: Primitives that give their argument back.
 #: A dtype cast rounds, and the reference is the exact function: it passes through.
 _IDENTITY = ("copy", "copy_p", "convert_element_type", "optimization_barrier")
+#: A custom rule's primitives (``jax.custom_jvp``, ``jax.custom_vjp``).
+_CUSTOM = ("custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr")
+#: The rules a custom rule is traced as, the first JAX can compute: a ``custom_jvp``'s
+#: forward rule (reverse mode transposes it), else a ``custom_vjp``'s reverse rule.
+RULES = ("tangent", "gradient")
+ONE_RULE = True
 
 
 def _where(eqn) -> str:
@@ -68,7 +74,7 @@ class _Tracer:
                 return self._constant(atom.val, "a literal")
             return env[atom]
 
-        for eqn in jaxpr.eqns:
+        for eqn in _live(jaxpr):
             ins = [read(a) for a in eqn.invars]
             outs = self._equation(eqn, ins)
             for var, node in zip(eqn.outvars, outs):
@@ -133,6 +139,78 @@ def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
         raise TraceError(f"the function returns {shapes}: one scalar is what can be traced")
     (node,) = _Tracer().run(closed.jaxpr, closed.consts, [ex.Var(n) for n in names])
     return node
+
+
+def _live(jaxpr) -> list:
+    """The equations of ``jaxpr`` its outputs are computed from, in order (a derivative's
+    jaxpr holds the function's own value too, which it may not use)."""
+    needed = {v for v in jaxpr.outvars if not hasattr(v, "val")}
+    live = []
+    for eqn in reversed(jaxpr.eqns):
+        if needed & set(eqn.outvars):
+            live.append(eqn)
+            needed |= {v for v in eqn.invars if not hasattr(v, "val")}
+    return live[::-1]
+
+
+def _equations(jaxpr):
+    """Every equation of ``jaxpr`` its outputs need, and of the jaxprs they hold."""
+    for eqn in _live(jaxpr):
+        yield eqn
+        for value in eqn.params.values():
+            inner = getattr(value, "jaxpr", value)
+            if hasattr(inner, "eqns"):
+                yield from _equations(inner)
+
+
+def ruled(fn: Callable, names: Sequence[str]) -> bool:
+    """Whether ``fn`` goes through a custom rule (``custom_jvp``, ``custom_vjp``)."""
+    import jax
+
+    with jax.enable_x64(True):
+        closed = jax.make_jaxpr(fn)(*[np.float64(0.5)] * len(names))
+    return any(e.primitive.name in _CUSTOM for e in _equations(closed.jaxpr))
+
+
+def _custom_names(fn: Callable, n: int) -> set[str]:
+    import jax
+
+    with jax.enable_x64(True):
+        closed = jax.make_jaxpr(fn)(*[np.float64(0.5)] * n)
+    return {
+        str(e.params.get("name", e.params.get("call_jaxpr", "")))
+        for e in _equations(closed.jaxpr)
+        if e.primitive.name in _CUSTOM
+    }
+
+
+def nested(fn: Callable, kind: str, p: str, names: Sequence[str]) -> bool:
+    """Whether ``fn``'s derivative in ``p`` goes through a custom rule of a function
+    ``fn`` does not call itself (a rule whose own derivative is a rule)."""
+    d = derivative(fn, kind, p, names)
+    return bool(_custom_names(d, len(names) + 1) - _custom_names(fn, len(names)))
+
+
+def derivative(fn: Callable, kind: str, p: str, names: Sequence[str]) -> Callable:
+    """``fn``'s derivative in ``p`` as JAX computes it, a function of the inputs and a
+    seed: ``kind`` ``tangent`` (``jax.jvp``, the seed is ``p``'s tangent ``dx``, the
+    other inputs held) or ``gradient`` (``jax.vjp``, the seed is the upstream ``dy``)."""
+    import jax
+
+    i = list(names).index(p)
+    if kind == "tangent":
+
+        def tangent(*args):
+            *xs, dx = args
+            return jax.jvp(lambda v: fn(*xs[:i], v, *xs[i + 1 :]), (xs[i],), (dx,))[1]
+
+        return tangent
+
+    def gradient(*args):
+        *xs, dy = args
+        return jax.vjp(fn, *xs)[1](dy)[i]
+
+    return gradient
 
 
 def values(fn: Callable, node: ex.Node, names: Sequence[str], columns) -> tuple:

@@ -23,7 +23,7 @@ from harness.backends.interface import TraceError
 from harness.backends.tracing import Refusal, input_names, mapped, number
 from harness.cases import expressions as ex
 
-__all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
+__all__ = ["FUNCTIONS", "RULES", "TraceError", "derivative", "nested", "ruled", "trace", "values"]
 
 #: TensorFlow's op type -> the operator table's function.
 FUNCTIONS = {
@@ -79,6 +79,9 @@ _COMPARE = {
 }
 _IDENTITY = ("Identity", "Cast", "Snapshot")
 _CALLS = ("PartitionedCall", "StatefulPartitionedCall")
+#: The rule a ``tf.custom_gradient`` function is traced as: its gradient function.
+RULES = ("gradient",)
+ONE_RULE = True
 
 
 def _line(op) -> str:
@@ -178,6 +181,83 @@ def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
             raise TraceError(f"the function returns a tensor of shape {out.shape}: one scalar")
     args = {x.name: ex.Var(n) for x, n in zip(xs, names)}
     return _Graph(graph).tensor(out, args)
+
+
+def ruled(fn: Callable, names: Sequence[str]) -> bool:
+    """Whether ``fn``'s graph (or a function it calls) holds a ``tf.custom_gradient``: an
+    op whose gradient TensorFlow looks up under the op's own ``_gradient_op_type``."""
+    from harness.backends.tensorflow.tfimport import tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        out = fn(*[tf.compat.v1.placeholder(tf.float64, [], name=n) for n in names])
+    return bool(_custom(graph, _live(out)))
+
+
+def _live(out) -> dict:
+    """The ops ``out`` is computed from, by name."""
+    from harness.backends.tensorflow.tfimport import tf
+
+    todo, live = [tf.convert_to_tensor(out).op], {}
+    while todo:
+        op = todo.pop()
+        if op.name not in live:
+            live[op.name] = op
+            todo += [t.op for t in op.inputs]
+    return live
+
+
+def _custom(graph, ops: dict) -> list[str]:
+    """The ops of ``ops`` (and of the nested functions they call) whose gradient is a
+    ``tf.custom_gradient``'s: TensorFlow looks it up under the op's ``_gradient_op_type``."""
+    nodes = [op.node_def for op in ops.values()]
+    called = {op.get_attr("f").name for op in ops.values() if op.type in _CALLS}
+    for function in graph.as_graph_def().library.function:
+        if function.signature.name in called:
+            nodes += function.node_def
+    return [n.name for n in nodes if "_gradient_op_type" in n.attr]
+
+
+def nested(fn: Callable, kind: str, p: str, names: Sequence[str]) -> bool:
+    """Whether ``fn``'s gradient in ``p`` goes through a custom gradient that computing
+    the gradient made (a rule whose own derivative is a rule), not one of ``fn``'s own."""
+    from harness.backends.tensorflow.tfimport import tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        xs = [tf.compat.v1.placeholder(tf.float64, [], name=n) for n in names]
+        with tf.GradientTape() as tape:
+            tape.watch(xs[list(names).index(p)])
+            out = fn(*xs)
+        forward = {op.name for op in graph.get_operations()}
+        grad = tape.gradient(out, xs[list(names).index(p)])
+        if grad is None:
+            return False
+        made = {k: op for k, op in _live(grad).items() if k not in forward}
+    return bool(_custom(graph, made))
+
+
+def derivative(fn: Callable, kind: str, p: str, names: Sequence[str]) -> Callable:
+    """``fn``'s gradient in ``p`` as ``tf.GradientTape`` computes it, a function of the
+    inputs and the upstream gradient ``dy`` (``kind`` ``gradient``: TensorFlow's only
+    hand-written rule)."""
+    from harness.backends.tensorflow.tfimport import tf
+
+    if kind != "gradient":
+        raise TraceError(f"TensorFlow has no {kind} rule to trace")
+    i = list(names).index(p)
+
+    def gradient(*args):
+        *xs, dy = args
+        with tf.GradientTape() as tape:
+            tape.watch(xs[i])
+            out = fn(*xs)
+        grad = tape.gradient(out, xs[i], output_gradients=dy)
+        if grad is None:
+            raise TraceError(f"the function's gradient in {p} is not computed")
+        return grad
+
+    return gradient
 
 
 def values(fn: Callable, node: ex.Node, names: Sequence[str], columns) -> tuple:

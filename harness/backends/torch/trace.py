@@ -24,7 +24,7 @@ from harness.backends.interface import TraceError
 from harness.backends.tracing import Refusal, input_names, mapped, number
 from harness.cases import expressions as ex
 
-__all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
+__all__ = ["FUNCTIONS", "RULES", "TraceError", "derivative", "nested", "ruled", "trace", "values"]
 
 #: ATen's operators (their overload packets' names) that are the operator table's
 #: functions of the same name (softplus only with beta 1: ATen's softplus(x, beta,
@@ -32,13 +32,17 @@ __all__ = ["FUNCTIONS", "TraceError", "trace", "values"]
 _SAME = """
 exp exp2 log log1p expm1 tanh sigmoid sin cos tan sinh cosh asinh acosh atanh
 atan atan2 sqrt rsqrt square erf erfc erfinv lgamma digamma maximum minimum
-abs softplus
+abs softplus reciprocal
 """.split()
 FUNCTIONS = {name: name for name in _SAME}
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow"}
 _COMPARE = {c: c for c in ("lt", "le", "gt", "ge", "eq", "ne")}
 #: Operators that give their argument back.
 _IDENTITY = ("lift_fresh_copy", "clone", "detach", "alias", "_to_copy")
+#: The rules an ``autograd.Function`` is traced as: its ``backward`` (reverse mode) and,
+#: where it has one, its ``jvp`` (forward mode).
+RULES = ("gradient", "tangent")
+ONE_RULE = False
 
 
 def _user_line(fn: Callable, args: Sequence, op: str, nth: int) -> str:
@@ -90,6 +94,19 @@ class _Refused(Exception):
         self.node, self.why = node, why
 
 
+def _needed(graph) -> set:
+    """The nodes the graph's output is computed from."""
+    (output,) = [n for n in graph.nodes if n.op == "output"]
+    seen, todo = set(), [output]
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        todo += node.all_input_nodes
+    return seen
+
+
 class _Graph:
     def __init__(self, module, names: Sequence[str]):
         self.module, self.names = module, list(names)
@@ -104,7 +121,10 @@ class _Graph:
 
     def run(self) -> ex.Node:
         placeholders = iter(self.names)
+        needed = _needed(self.module.graph)
         for node in self.module.graph.nodes:
+            if node.op == "call_function" and node not in needed:
+                continue  # a check PyTorch records (is_same_size ...), used by nothing
             if node.op == "placeholder":
                 self.env[node] = ex.Var(next(placeholders))
             elif node.op == "get_attr":
@@ -183,6 +203,80 @@ def trace(fn: Callable, names: Sequence[str] | None = None) -> ex.Node:
         ]
         where = _user_line(fn, args, op, same.index(node))
         raise _refuse(node, refused.why, where) from None
+
+
+def _functions(out) -> set:
+    """The ``autograd.Function`` nodes of ``out``'s autograd graph."""
+    import torch
+
+    todo, seen, found = [getattr(out, "grad_fn", None)], set(), set()
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
+            found.add(node)
+        seen.add(node)
+        todo += [n for n, _ in node.next_functions]
+    return found
+
+
+def ruled(fn: Callable, names: Sequence[str]) -> bool:
+    """Whether ``fn``'s autograd graph holds an ``autograd.Function`` (its own rules)."""
+    import torch
+
+    xs = [torch.tensor(0.5, dtype=torch.float64, requires_grad=True) for _ in names]
+    with torch.enable_grad():
+        return bool(_functions(fn(*xs)))
+
+
+def nested(fn: Callable, kind: str, p: str, names: Sequence[str]) -> bool:
+    """Whether ``fn``'s derivative in ``p`` goes through an ``autograd.Function`` that
+    computing it made (a ``backward`` or ``jvp`` calling one), not one of ``fn``'s own."""
+    import torch
+
+    xs = [torch.tensor(0.5, dtype=torch.float64, requires_grad=True) for _ in names]
+    with torch.enable_grad():
+        out = fn(*xs)
+        forward = _functions(out)
+        try:
+            (grad,) = torch.autograd.grad(out, (xs[list(names).index(p)],), create_graph=True)
+        except RuntimeError:
+            return False
+        return bool(_functions(grad) - forward)
+
+
+def derivative(fn: Callable, kind: str, p: str, names: Sequence[str]) -> Callable:
+    """``fn``'s derivative in ``p`` as PyTorch computes it, a function of the inputs and a
+    seed: ``kind`` ``gradient`` (``torch.autograd.grad``, the seed is the upstream
+    ``dy``) or ``tangent`` (forward-mode AD, the seed is ``p``'s tangent ``dx``)."""
+    import torch
+    import torch.autograd.forward_ad as fwad
+
+    i = list(names).index(p)
+    if kind == "tangent":
+
+        def tangent(*args):
+            *xs, dx = args
+            with fwad.dual_level():
+                xs[i] = fwad.make_dual(xs[i], dx)
+                out = fwad.unpack_dual(fn(*xs)).tangent
+            if out is None:
+                raise TraceError(f"the function's tangent in {p} is not computed")
+            return out
+
+        return tangent
+
+    def gradient(*args):
+        *xs, dy = args
+        with torch.enable_grad():
+            xs = [x.detach().requires_grad_(j == i) for j, x in enumerate(xs)]
+            (out,) = torch.autograd.grad(fn(*xs), (xs[i],), dy, allow_unused=True)
+        if out is None:
+            raise TraceError(f"the function's gradient in {p} is not computed")
+        return out
+
+    return gradient
 
 
 def values(fn: Callable, node: ex.Node, names: Sequence[str], columns) -> tuple:
