@@ -210,6 +210,31 @@ def test_a_right_function_passes_and_an_expectation_holds_a_known_failure(tmp_pa
     assert (held.rows.loc[held.rows["x"] == 100.0, "expected"] == "held").all()
 
 
+@pytest.mark.slow
+def test_a_tie_the_reference_cannot_decide_is_neither_a_pass_nor_a_fail(tmp_path):
+    import jax.numpy as jnp
+
+    def tie(x):
+        # log(exp(x)) is x: in exact arithmetic the comparison is a tie at every x, which
+        # no ball and no precision decides.
+        return jnp.where(jnp.log(jnp.exp(x)) > x, x, 2.0 * x)
+
+    arguments = {"inputs": {"x": [0.5, 3.0]}, "orders": (1,), "dtypes": ("float64",)}
+    with pytest.raises(harness.ReferenceUndecided) as raised:
+        harness.assert_derivatives(tie, "jax", methods=["reverse"], **arguments)
+    assert not isinstance(raised.value, AssertionError)
+    rows = raised.value.result.rows
+    # The value is decided (2x, the tie's branch in exact arithmetic), the derivative not.
+    values = rows[rows["order"] == 0]
+    assert set(values["outcome"]) == {"ok"}
+    assert sorted(set(values["value"])) == [1.0, 6.0]
+    first = rows[rows["order"] == 1]
+    assert len(first) and set(first["outcome"]) == {"ref_unreliable"}
+    text = str(raised.value)
+    assert "the reference could not decide 4 values (neither a pass nor a fail)" in text
+    assert "got 2.0, no reference: " in text and "Arb-certified" not in text
+
+
 def test_a_sweep_is_the_case_files_input_spec():
     assert harness.sweep.log(1e-30, 1e30, signs="both") == {
         "log": {"from": 1e-30, "to": 1e30, "count": 200, "signs": "both"}

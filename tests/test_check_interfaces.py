@@ -96,7 +96,9 @@ def test_the_check_command_exits_1_on_a_failure_2_on_bad_input_0_when_right(tmp_
 
 
 @pytest.mark.slow
-def test_the_pytest_plugin_fails_a_test_with_the_table_of_failing_checks(pytester):
+def test_the_pytest_plugin_fails_a_test_with_the_table_of_failing_checks_under_xdist(
+    pytester, monkeypatch
+):
     pytester.makepyfile(
         test_mine=f"""
         import sys
@@ -115,8 +117,14 @@ def test_the_pytest_plugin_fails_a_test_with_the_table_of_failing_checks(pyteste
             return naive_log1pexp
         """
     )
-    run = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    # Under xdist, two workers, each with one of the tests, sharing one reference cache.
+    shared = pytester.path / "shared-cache"
+    monkeypatch.setenv("HARNESS_CACHE", str(shared))
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
     run.assert_outcomes(passed=1, failed=1)
+    assert "2 workers" in run.stdout.str()
+    kept = sorted(p.name.split("-")[0] for p in (shared / "reference").glob("*.parquet"))
+    assert len(kept) == 2 and "naive_log1pexp" in kept, kept
     text = run.stdout.str()
     assert "DerivativeError" in text
     assert "torch reverse eager float32 d^1/dx: nan at 1 of the points" in text

@@ -88,10 +88,17 @@ def failure_lines(result: CheckResult, rows: pd.DataFrame) -> list[str]:
         )
         cause = _cause(result, worst)
         far = f"{worst['ulps']} ulps" if not pd.isna(worst["ulps"]) else "no ulps (not finite)"
+        got = (
+            f"raised {worst['message']}" if outcome == "error" else f"got {float(worst['value'])!r}"
+        )
+        truth = (
+            f"the truth (Arb-certified) {worst['reference']}, {far}"
+            if worst["reference"]
+            else f"no reference: {worst['message'] or 'the reference did not verify here'}"
+        )
         lines.append(
             f"{backend} {method} {mode} {dtype} {_derivative(int(order), partial)}: "
-            f"{outcome}{expected} at {len(group)} of the points; worst at {at}: got "
-            f"{float(worst['value'])!r}, the truth (Arb-certified) {worst['reference']}, {far}"
+            f"{outcome}{expected} at {len(group)} of the points; worst at {at}: {got}, {truth}"
             + (f"; root cause {cause}" if cause else "")
         )
     return lines
