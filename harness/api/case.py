@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from harness.api import sweep
+from harness.cases import expressions as ex
+from harness.cases import lets as local_names
 
 __all__ = ["DEFAULT_DTYPES", "DEFAULT_MODES", "case_data", "case_id", "study_case"]
 
@@ -72,7 +74,7 @@ def _with_implementation(items: Iterable[Mapping], implementation: str, what: st
 def case_data(
     fn: Callable,
     framework: str,
-    expression: str,
+    node: ex.Node,
     names: Sequence[str],
     inputs: Mapping[str, object] | None,
     orders: Sequence[int],
@@ -84,8 +86,11 @@ def case_data(
     tolerances: Iterable[Mapping] = (),
     title: str | None = None,
 ) -> dict:
-    """The case's data, as a case file holds it (validated when loaded)."""
+    """The case's data, as a case file holds it (validated when loaded): the traced
+    ``node`` its function, what the trace computes once a ``let:`` name."""
     from harness.backends.catalogue import SPECS
+
+    lets, expression = local_names.unparse(node, set(names))
 
     spec = SPECS[framework]
     inputs = dict(inputs or {})
@@ -99,8 +104,9 @@ def case_data(
     data: dict = {
         "title": title or f"{name}, as written in {spec.title}",
         "source": f"harness.check of the Python function {where}",
-        "notes": f"The reference is the function as {spec.title} traces it: {expression}",
+        "notes": f"The reference is the function as {spec.title} traces it: {ex.unparse(node)}",
         "inputs": {n: sweep.spec(inputs.get(n, sweep.DEFAULT)) for n in names},
+        **({"let": lets} if lets else {}),
         "function": expression,
         "derivatives": (
             {"partials": [p if isinstance(p, str) else list(p) for p in partials]}

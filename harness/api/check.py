@@ -27,7 +27,6 @@ import yaml
 from harness.api import case as check_case
 from harness.api.trace import Traced, trace_rules, tracer_of, verify
 from harness.backends.interface import TraceError
-from harness.cases import expressions as ex
 
 __all__ = ["CheckResult", "check", "user_cache"]
 
@@ -202,7 +201,7 @@ def check(
     data = check_case.case_data(
         fn,
         framework,
-        ex.unparse(node),
+        node,
         names,
         inputs,
         orders,

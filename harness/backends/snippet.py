@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.cases import expressions as ex
+from harness.cases import lets
 from harness.cases.model import NestedRule
 from harness.operators import OPERATORS, Kernel
 
@@ -28,6 +29,7 @@ __all__ = [
     "rule_texts",
     "script",
     "series_order",
+    "shared_block",
     "tangent_text",
     "write_functions",
 ]
@@ -58,13 +60,31 @@ def operator_texts(backend: str, stack: str) -> dict[str, str]:
     return out
 
 
-def expression_text(node: ex.Node, env: Mapping[str, str], table: Table, functions=None) -> str:
+def expression_text(
+    node: ex.Node, env: Mapping[str, str], table: Table, functions=None, assign=None
+) -> str:
     """Python source computing ``node`` with the framework's kernels, in the order the
-    back end's walker applies them (:func:`harness.backends.walker.walk`)."""
+    back end's walker applies them (:func:`harness.backends.walker.walk`). With a list
+    ``assign``, each node used more than once (:func:`harness.cases.lets.shared`) is
+    computed once, as the walker does: ``sN = ...`` appended to it, used by name."""
     functions = functions or {}
     ops = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}
+    named: dict[int, str] = {}
+    once = {id(n) for n in lets.shared(node)} if assign is not None else set()
+    taken = set(env.values())
 
     def go(n: ex.Node) -> str:
+        if id(n) in once:
+            if id(n) not in named:
+                text = write(n)
+                name = next(f"s{i}" for i in range(1, 10**6) if f"s{i}" not in taken)
+                taken.add(name)
+                assign.append(f"{name} = {text}")
+                named[id(n)] = name
+            return named[id(n)]
+        return write(n)
+
+    def write(n: ex.Node) -> str:
         if isinstance(n, ex.Var):
             return env[n.name]
         if isinstance(n, ex.Num):
@@ -199,9 +219,17 @@ def script(
     return "\n".join(lines) + "\n"
 
 
-def function_block(name: str, names: Sequence[str], body: str) -> str:
-    """``def name(names): return body``."""
-    return f"def {name}({', '.join(names)}):\n    return {body}"
+def function_block(name: str, names: Sequence[str], body: str, lines: Sequence[str] = ()) -> str:
+    """``def name(names): return body``, the statements ``lines`` before the return."""
+    head = "".join(f"    {line}\n" for line in lines)
+    return f"def {name}({', '.join(names)}):\n{head}    return {body}"
+
+
+def shared_block(name: str, names: Sequence[str], node, table: Table, functions=None) -> str:
+    """:func:`function_block` of ``node`` over ``names``, its shared nodes computed once."""
+    lines: list[str] = []
+    body = expression_text(node, {n: n for n in names}, table, functions, lines)
+    return function_block(name, names, body, lines)
 
 
 def tangent_text(tangent, params: Sequence[str], functions, table: Table, tangents) -> str:
@@ -284,9 +312,7 @@ def write_functions(
     leaves an input without a cotangent). ``port``: (back end, the name its framework
     module has in the script) for a registered implementation's port."""
     if expression is not None:
-        return [
-            function_block("f", names, expression_text(expression, {n: n for n in names}, table))
-        ], "f"
+        return [shared_block("f", names, expression, table)], "f"
     impl = case.implementation(implementation)
     if impl.registered and port is not None:
         return registered_blocks(impl.registered, *port, names)
@@ -317,8 +343,6 @@ def write_functions(
         if block is None:
             return None
     else:
-        block = function_block(
-            "f", names, expression_text(impl.expression, {n: n for n in names}, table, functions)
-        )
+        block = shared_block("f", names, impl.expression, table, functions)
     blocks.append(block)
     return blocks, "f"

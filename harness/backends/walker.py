@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.backends.interface import NotApplicable
 from harness.cases import expressions as ex
+from harness.cases import lets
 from harness.cases.model import CaseFunction, Implementation
 from harness.operators import OPERATORS, Kernel, NoKernel
 from harness.registered import catalogue as registry
@@ -98,10 +99,21 @@ def resolve_kernel(
 
 
 def walk(node: ex.Node, env: Mapping, dtype, kernels: Kernels, functions: Mapping | None = None):
-    """The value of ``node`` over the arrays in ``env``."""
+    """The value of ``node`` over the arrays in ``env``; a node shared by several uses (a
+    ``let:`` name, one variable of a traced function: :mod:`harness.cases.lets`) is
+    computed once, as the user's code computes it."""
     functions = functions or {}
+    once = {id(n) for n in lets.shared(node)}
+    done: dict[int, Any] = {}
 
     def go(n: ex.Node):
+        if id(n) in once:
+            if id(n) not in done:
+                done[id(n)] = apply(n)
+            return done[id(n)]
+        return apply(n)
+
+    def apply(n: ex.Node):
         if isinstance(n, ex.Var):
             return env[n.name]
         if isinstance(n, ex.Num):

@@ -191,6 +191,14 @@ CASE_SCHEMA: dict[str, Any] = {
                 "minProperties": 1,
                 "maxProperties": 8,
             },
+            "let": {
+                "type": "object",
+                "description": "Local names, in order: each an expression of the inputs "
+                "and the names above it, computed once wherever it is used.",
+                "propertyNames": {"pattern": _NAME},
+                "additionalProperties": _TEXT,
+                "maxProperties": 64,
+            },
             "function": {**_TEXT, "description": "The mathematical function of the inputs."},
             "derivatives": _obj(
                 {

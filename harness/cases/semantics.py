@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from harness.cases import expressions as ex
+from harness.cases import lets as local_names
 from harness.cases import magnitude
 from harness.cases.common import INPUT_KINDS, LISTED_KINDS, RESERVED, declared_inputs
 from harness.cases.model import Case, CaseFunction, InputSpec, Narrowing, Partial
@@ -19,7 +20,10 @@ __all__ = ["SemanticChecks"]
 #: called from the case's function): their constants must stay within its range. An
 #: implementation's expression runs in the frameworks only, where a huge constant is
 #: simply inf.
-_REFERENCE_KEYS = ("function", "reference", "functions")
+_REFERENCE_KEYS = ("function", "reference", "functions", "let")
+#: The keys whose expressions are of the case's inputs, where its ``let:`` names are known
+#: (a ``functions:`` body is of its own arguments).
+_LET_SCOPE = ("function", "reference", "implementations")
 
 
 class SemanticChecks:
@@ -28,6 +32,7 @@ class SemanticChecks:
     def _semantics(self, data: dict[str, Any]) -> Case | None:
         names = declared_inputs(data)
         functions = self._functions(data, names)
+        self.lets = self._lets(data, names)
         inputs = self._inputs(data, names)
         function = self._expr(("function",), data.get("function"), names)
         partials = self._partials(data, names)
@@ -36,6 +41,7 @@ class SemanticChecks:
         expectations = self._expectations(data, names)
         tolerances = self._tolerances(data)
         if self.problems or None in (
+            self.lets,
             inputs,
             function,
             partials,
@@ -70,14 +76,44 @@ class SemanticChecks:
     def _expr(self, path: tuple, text: Any, names: frozenset[str] | None) -> ex.Node | None:
         if names is None or not self.ok(*path) or text is None:
             return None
+        lets = getattr(self, "lets", None) or {}
+        if path[0] in _LET_SCOPE:
+            # Every local name is known, a broken one too: its problem is said once, at it.
+            names = names | set(getattr(self, "let_names", ()))
         try:
             node = ex.parse(text, names, self.arity)
+            if path[0] in _LET_SCOPE:
+                node = local_names.bind(node, lets)
             if path[0] in _REFERENCE_KEYS:
                 magnitude.check(node)
             return node
         except ex.ExpressionError as exc:
             self.add(path, f"{exc} in {text!r}")
             return None
+
+    def _lets(self, data: dict[str, Any], names: frozenset[str] | None) -> dict | None:
+        """The ``let:`` names, in file order, each bound to its node (the same object
+        wherever it is used, :mod:`harness.cases.lets`)."""
+        specs = data.get("let", {})
+        if names is None or not isinstance(specs, dict) or not self.intact("let"):
+            return None
+        self.let_names = tuple(specs)
+        out: dict[str, ex.Node] = {}
+        ok = True
+        for i, (name, text) in enumerate(specs.items()):
+            path = ("let", name)
+            if name in RESERVED or name in names or name in self.arity:
+                what = "an input" if name in names else "a function or built-in"
+                self.add(path, f"local name {name!r} is already taken ({what})")
+                ok = False
+                continue
+            # The names above it (a broken one too: its problem is said at it).
+            node = self._expr(path, text, names | set(self.let_names[:i]))
+            if node is None:
+                ok = False
+                continue
+            out[name] = local_names.bind(node, out)
+        return out if ok else None
 
     def _functions(
         self, data: dict[str, Any], names: frozenset[str] | None
