@@ -62,6 +62,49 @@ def _harness(*args, cwd=ROOT, env=None):
 
 
 @pytest.mark.slow
+def test_an_untraceable_function_is_checked_against_a_given_mpmath_reference(tmp_path):
+    import warnings
+
+    import mpmath
+
+    jax.config.update("jax_enable_x64", True)
+
+    def bessel(x):
+        return jnp.i0(x)  # i0: no entry of the operator table
+
+    def i0(x):
+        return mpmath.besseli(0, x)
+
+    arguments = {"inputs": {"x": [0.5, 2.0]}, "orders": (1, 2), "dtypes": ("float64",)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = harness.check(bessel, "jax", methods=["reverse"], reference=i0, **arguments)
+    said = [str(w.message) for w in caught if "not traced" in str(w.message)]
+    assert said and "i0" in said[0], said
+    # The truth from Bessel's identities, not from mpmath.diff: I0' = I1, I0'' = (I0 + I2)/2.
+    with mpmath.workdps(40):
+        truth = {(1, x): float(mpmath.besseli(1, x)) for x in (0.5, 2.0)} | {
+            (2, x): float((mpmath.besseli(0, x) + mpmath.besseli(2, x)) / 2) for x in (0.5, 2.0)
+        }
+    rows = result.rows[result.rows["order"] > 0]
+    assert len(rows) == 8  # eager and jit, orders 1-2, two points
+    for r in rows.itertuples():
+        assert r.reference_rounded == truth[r.order, r.x], (r.order, r.x)
+    assert set(rows["outcome"]) == {"ok"}
+    with pytest.raises(ValueError, match="names no Python code"):
+        result.to_case()
+    page = result.page(tmp_path / "bessel.html").read_text()
+    assert "Reference: the registered <code>check:jax:" in page
+    # Another reference, the same function: the cached reference is not reused.
+    doubled = harness.check(
+        bessel, "jax", methods=["reverse"], reference=lambda x: 2 * i0(x), **arguments
+    )
+    first = doubled.rows[(doubled.rows["order"] == 1) & (doubled.rows["x"] == 2.0)]
+    assert (first["reference_rounded"] == float(2 * mpmath.besseli(1, 2.0))).all()
+    assert len(first) and not (set(first["outcome"]) & {"ok"})  # twice the truth: failing
+
+
+@pytest.mark.slow
 def test_the_check_command_exits_1_on_a_failure_2_on_bad_input_0_when_right(tmp_path):
     page = tmp_path / "page.html"
     run = _harness(

@@ -18,7 +18,14 @@ from harness.api import sweep
 from harness.cases import expressions as ex
 from harness.cases import lets as local_names
 
-__all__ = ["DEFAULT_DTYPES", "DEFAULT_MODES", "case_data", "case_id", "study_case"]
+__all__ = [
+    "DEFAULT_DTYPES",
+    "DEFAULT_MODES",
+    "case_data",
+    "case_id",
+    "study_case",
+    "with_reference",
+]
 
 #: What a user of a framework checks by default: the two working dtypes (the half
 #: precisions on request), every method the framework has, and its modes except
@@ -90,7 +97,7 @@ def case_data(
     ``node`` its function, what the trace computes once a ``let:`` name."""
     from harness.backends.catalogue import SPECS
 
-    lets, expression = local_names.unparse(node, set(names))
+    lets, expression = local_names.unparse(node, set(names)) if node is not None else ({}, "")
 
     spec = SPECS[framework]
     inputs = dict(inputs or {})
@@ -104,10 +111,11 @@ def case_data(
     data: dict = {
         "title": title or f"{name}, as written in {spec.title}",
         "source": f"harness.check of the Python function {where}",
-        "notes": f"The reference is the function as {spec.title} traces it: {ex.unparse(node)}",
+        "notes": f"The reference is the function as {spec.title} traces it: "
+        f"{ex.unparse(node) if node is not None else ''}",
         "inputs": {n: sweep.spec(inputs.get(n, sweep.DEFAULT)) for n in names},
         **({"let": lets} if lets else {}),
-        "function": expression,
+        **({"function": expression} if node is not None else {}),
         "derivatives": (
             {"partials": [p if isinstance(p, str) else list(p) for p in partials]}
             if partials
@@ -131,11 +139,32 @@ def case_data(
     return data
 
 
+def with_reference(data: Mapping, reference: Callable) -> dict:
+    """``data`` with the user's mpmath function as its registered reference (registered
+    by :func:`harness.registered.register.user_reference` under the name it gives)."""
+    ((name, impl),) = data["implementations"].items()
+    where = f"{getattr(reference, '__module__', '?')}.{getattr(reference, '__qualname__', '?')}"
+    traced = f" (the function's trace, verified: {data['function']})" if "function" in data else ""
+    return {
+        **data,
+        "notes": f"The reference is the mpmath function {where} given as reference=, its "
+        "derivatives by mpmath.diff at the working precision, verified at two precisions, "
+        f"not certified by Arb{traced}.",
+        "reference": {"registered": f"{impl['registered']}:reference"},
+    }
+
+
 def study_case(data: Mapping, rules: Mapping | None = None) -> dict:
     """The same case for the study (``cases/``): the traced expression, with the traced
     custom ``rules`` (:meth:`harness.api.trace.Traced.rule_texts`) if the function has
     one, differentiated by the framework, as a case file can say it (a case names no
     Python code)."""
+    if "reference" in data:
+        raise ValueError(
+            "the reference is a Python function (reference=), and a case file names no "
+            "Python code: write it as a case's function or register it in the harness "
+            "package (harness.registered.register.reference)"
+        )
     out = dict(data)
     ((name, impl),) = data["implementations"].items()
     rules = {k: dict(v) for k, v in (rules or {}).items() if v}

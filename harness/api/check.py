@@ -160,6 +160,7 @@ def check(
     title: str | None = None,
     bisect: bool = True,
     cache: bool = True,
+    reference: Callable | None = None,
 ) -> CheckResult:
     """Check ``fn`` (of scalar inputs, written for ``framework``: ``jax``, ``torch`` or
     ``tensorflow``) against its certified reference.
@@ -172,13 +173,17 @@ def check(
     float64), ``methods`` (default all the framework has) and ``modes`` (default: JAX
     eager and jit; TensorFlow eager, function and XLA; PyTorch eager) as in a case file;
     ``expect`` and ``tolerances``: a case file's ``expectations`` and ``tolerances``
-    entries (the implementation is the function). Raises :class:`TraceError` where the
-    function cannot be traced or its trace differs from it, and
+    entries (the implementation is the function). ``reference``: for a function the
+    operator table cannot express (a solver, a loop), an mpmath function of the inputs
+    (mpf in, mpf out) whose value and ``mpmath.diff`` derivatives are the reference,
+    verified at two precisions, not certified by Arb; the function is then traced where
+    it can be (and verified), else not. Raises :class:`TraceError` where the function
+    cannot be traced (and no ``reference`` is given) or its trace differs from it, and
     :class:`harness.cases.model.CaseError` for arguments a case file could not hold."""
     from harness.backends.catalogue import load
     from harness.cases.model import CaseError
     from harness.config import load_config
-    from harness.registered.register import user_function
+    from harness.registered.register import user_function, user_reference
     from harness.results import atomic_write_text, read_table
     from harness.stages.collect import collect_stage
     from harness.stages.prepared import prepare
@@ -197,7 +202,12 @@ def check(
     # link to it, which goes with a temporary result).
     compiled = (folder / ".cache").resolve() / "compiled" if cache else None
     load(framework).start(None, compiled)
-    node = tracer.trace(fn, names)
+    try:
+        node, untraced = tracer.trace(fn, names), ""
+    except TraceError as exc:
+        if reference is None:
+            raise
+        node, untraced = None, f"not traced ({exc}): the reference is the mpmath function given"
     data = check_case.case_data(
         fn,
         framework,
@@ -213,6 +223,10 @@ def check(
         tolerances,
         title,
     )
+    if reference is not None:
+        data = check_case.with_reference(data, reference)
+        spec = data["reference"]
+        user_reference(spec["registered"], reference, names, data["notes"])
     path = folder / "cases" / f"{check_case.case_id(fn)}.yaml"
     atomic_write_text(path, yaml.safe_dump(data, sort_keys=False, width=88))
     impl = data["implementations"][check_case.case_id(fn)]
@@ -223,10 +237,12 @@ def check(
     except CaseError as exc:
         raise CaseError(exc.problems) from None
     points = _points(prep)
-    verify(fn, framework, node, names, points)
-    # The custom rule, if any, traced and verified at the same points; the case is
-    # prepared again with it, for the causes to judge the rule exactly.
-    rules, note = trace_rules(fn, framework, names, points)
+    rules, note = {}, untraced
+    if node is not None:
+        verify(fn, framework, node, names, points)
+        # The custom rule, if any, traced and verified at the same points; the case is
+        # prepared again with it, for the causes to judge the rule exactly.
+        rules, note = trace_rules(fn, framework, names, points)
     traced = Traced(node, names, framework, rules, note)
     if rules:
         trace = {"expression": traced.text, **traced.rule_texts()}

@@ -35,7 +35,7 @@ SEEDS = {"gradient": "dy", "tangent": "dx"}
 class Traced:
     """A traced function: its expression of ``names``, from ``framework``'s trace."""
 
-    expression: ex.Node
+    expression: ex.Node | None
     names: tuple[str, ...]
     framework: str
     #: The custom rule's trace: ``{"gradient" | "tangent": {input: node}}``.
@@ -45,8 +45,9 @@ class Traced:
 
     @property
     def text(self) -> str:
-        """The expression in the case files' language."""
-        return ex.unparse(self.expression)
+        """The expression in the case files' language ("not traced" where the function
+        could not be and a reference was given instead)."""
+        return ex.unparse(self.expression) if self.expression is not None else "not traced"
 
     def rule_texts(self) -> dict:
         """The rules in the case files' language, as an implementation's ``gradient`` and

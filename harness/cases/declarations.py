@@ -209,8 +209,10 @@ class DeclarationChecks:
                     ok = False
                     continue
                 closed[p] = e
-        if not ok or expression is None:
+        if not ok or (expression is None and not spec.get("registered")):
             return None
+        if expression is None:  # a registered reference, and no function to say
+            return ReferenceSpec(None, "", {}, spec["registered"], spec.get("precision"))
         # mpmath sees the mathematics: calls of case functions become their bodies.
         expression = ex.inline(expression, self.bodies)
         closed = {p: ex.inline(e, self.bodies) for p, e in closed.items()}

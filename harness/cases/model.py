@@ -127,7 +127,7 @@ class Implementation:
 
 @dataclass(frozen=True)
 class ReferenceSpec:
-    expression: ex.Node
+    expression: ex.Node | None  # None: a registered reference, no expression
     text: str
     derivatives: dict[Partial, ex.Node] = field(default_factory=dict)
     registered: str | None = None
@@ -205,7 +205,7 @@ class Case:
     source: str
     notes: str
     inputs: tuple[InputSpec, ...]
-    function: ex.Node
+    function: ex.Node | None  # None: no function beside a registered reference
     function_text: str
     partials: tuple[Partial, ...]
     implementations: tuple[Implementation, ...]

@@ -297,8 +297,17 @@ CASE_SCHEMA: dict[str, Any] = {
                 ),
             },
         },
-        ["title", "source", "inputs", "function", "derivatives", "implementations"],
+        ["title", "source", "inputs", "derivatives", "implementations"],
     ),
+    # A function is required, except beside a registered reference (a function the
+    # expression language cannot say: a solver, a loop; the reference computes it).
+    "if": {
+        "not": {
+            "required": ["reference"],
+            "properties": {"reference": {"required": ["registered"]}},
+        }
+    },
+    "then": {"required": ["function"]},
     "$defs": {"rule": _RULE},
 }
 

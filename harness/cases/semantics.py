@@ -40,14 +40,20 @@ class SemanticChecks:
         reference = self._reference(data, names, function)
         expectations = self._expectations(data, names)
         tolerances = self._tolerances(data)
-        if self.problems or None in (
-            self.lets,
-            inputs,
-            function,
-            partials,
-            implementations,
-            reference,
-            functions,
+        # No function beside a registered reference (the schema allows it only there).
+        said = function is not None or "function" not in data
+        if (
+            self.problems
+            or not said
+            or None
+            in (
+                self.lets,
+                inputs,
+                partials,
+                implementations,
+                reference,
+                functions,
+            )
         ):
             return None
         return Case(
@@ -58,7 +64,7 @@ class SemanticChecks:
             notes=data.get("notes", ""),
             inputs=tuple(inputs),
             function=function,
-            function_text=data["function"],
+            function_text=data.get("function", ""),
             partials=tuple(partials),
             implementations=tuple(implementations),
             reference=reference,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import marshal
 import sys
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def cache_key(case: Case, settings: ReferenceSettings) -> str:
     the precision settings and the reference arithmetic's version."""
     blob = json.dumps(
         {
+            "let": case.raw.get("let"),
             "function": case.raw.get("function"),
             "reference": case.raw.get("reference"),
             "functions": case.raw.get("functions"),
@@ -64,12 +66,20 @@ def cache_key(case: Case, settings: ReferenceSettings) -> str:
 
 
 def registered_source(case: Case) -> str | None:
-    """A digest of the source file that defines the case's registered reference."""
+    """A digest of the source file that defines the case's registered reference; for a
+    user's mpmath function given to ``harness.check`` (the factory's ``__wrapped__``), of
+    that function's code and the values it closes over (two lambdas of one file differ)."""
     name = case.reference.registered
     if not name:
         return None
     factory = registry.get_reference(name).factory
-    source = Path(inspect.getsourcefile(factory)).read_bytes()
+    user = getattr(factory, "__wrapped__", None)
+    if user is not None:
+        code = getattr(user, "__code__", None)
+        cells = [repr(c.cell_contents) for c in getattr(user, "__closure__", None) or ()]
+        source = (marshal.dumps(code) if code else repr(user).encode()) + repr(cells).encode()
+    else:
+        source = Path(inspect.getsourcefile(factory)).read_bytes()
     return hashlib.sha256(source).hexdigest()
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "port",
     "reference",
     "user_function",
+    "user_reference",
 ]
 
 
@@ -97,6 +98,31 @@ def reference(name: str, inputs: tuple[str, ...], description: str) -> Callable:
         return fn
 
     return register
+
+
+def user_reference(name: str, fn: Callable, inputs: tuple[str, ...], description: str):
+    """Register a user's mpmath function ``fn`` of the ``inputs`` (mpf in, mpf out) as
+    the reference ``name``, for this process only (registered again, the newer one
+    replaces it): its value at the working precision, each derivative by
+    ``mpmath.diff`` there; verified, as every registered reference is, by two precisions
+    agreeing, not certified by Arb."""
+    import mpmath
+
+    def factory(point, partials, dps):
+        xs = [mpmath.mpf(point[n]) for n in inputs]
+        out = {}
+        for p in partials:
+            counts = tuple(p.count(n) for n in inputs)
+            if not any(counts):
+                out[p] = mpmath.mpf(fn(*xs))
+            elif len(inputs) == 1:
+                out[p] = mpmath.diff(fn, xs[0], counts[0])
+            else:
+                out[p] = mpmath.diff(fn, tuple(xs), counts)
+        return out
+
+    factory.__wrapped__ = fn  # the user's source keys the reference cache
+    REFERENCES[name] = Registered(name, factory, tuple(inputs), description)
 
 
 def user_function(

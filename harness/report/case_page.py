@@ -89,10 +89,21 @@ def case_page(
             for i in case.implementations
         ]
         parts.append("<h2>Implementations</h2>" + html_table(pd.DataFrame(impl_rows)))
-        parts.append(
-            f"<p>Function: <code>{e(case.function_text)}</code>; reference: "
-            f"<code>{e(case.reference.text)}</code> in mpmath, verified.</p>"
-        )
+        if case.reference.registered:
+            what = (
+                f"Function: <code>{e(case.function_text)}</code>; reference: "
+                if case.function_text
+                else "Reference: "
+            )
+            said = (
+                f"{what}the registered <code>{e(case.reference.registered)}</code>, verified.</p>"
+            )
+            parts.append("<p>" + said)
+        else:
+            parts.append(
+                f"<p>Function: <code>{e(case.function_text)}</code>; reference: "
+                f"<code>{e(case.reference.text)}</code> in mpmath, verified.</p>"
+            )
     parts.append(outcomes_section(errors))
     parts.append("<h2>Expectations</h2>" + expectations_section(case, errors))
     by_partial = {str(p): g for p, g in drawn.groupby("partial", observed=True)}
