@@ -81,6 +81,16 @@ def test_a_local_name_shadowing_an_input_or_used_early_is_refused(tmp_path):
         _case(tmp_path, CASE.replace("e: exp(x)", "e: exp(x) + p"))
 
 
+def test_names_that_would_grow_past_any_written_expression_are_refused(tmp_path):
+    from harness.cases.model import CaseError
+
+    # a1 = x*x, a2 = a1*a1, ...: a30 written out would be 2**31 - 1 nodes.
+    chain = "\n".join(f"  a{i}: a{i - 1} * a{i - 1}" for i in range(2, 31))
+    text = CASE.replace("  e: exp(x)", f"  a1: x * x\n{chain}\n  e: exp(x)")
+    with pytest.raises(CaseError, match=r"let\.a1[0-9].*written out.*more than the 20000"):
+        _case(tmp_path, text)
+
+
 @pytest.mark.slow
 def test_the_walker_computes_a_shared_node_once(tmp_path):
     jax = pytest.importorskip("jax")

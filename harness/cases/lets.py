@@ -21,7 +21,14 @@ from collections.abc import Mapping
 
 from harness.cases import expressions as ex
 
-__all__ = ["bind", "shared", "unparse"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "bind", "shared", "size", "unparse"]
+
+#: How large an expression may grow with its names written out: every evaluator but
+#: the frameworks' walker (the reference's jets, the causes' sites) walks it as a tree,
+#: so ``a = x*x, b = a*a, ...`` thirty deep would be 2**30 nodes and a recursion past
+#: Python's limit.
+MAX_NODES = 20_000
+MAX_DEPTH = 200
 
 
 def bind(node: ex.Node, lets: Mapping[str, ex.Node]) -> ex.Node:
@@ -58,6 +65,20 @@ def _children(n: ex.Node) -> tuple[ex.Node, ...]:
     if isinstance(n, ex.Call):
         return n.args
     return ()
+
+
+def size(node: ex.Node) -> tuple[int, int]:
+    """``(nodes, depth)`` of ``node`` written out as a tree (each shared node counted at
+    every use), counted over the graph, once per node."""
+    memo: dict[int, tuple[int, int]] = {}
+
+    def go(n: ex.Node) -> tuple[int, int]:
+        if id(n) not in memo:
+            kids = [go(c) for c in _children(n)]
+            memo[id(n)] = (1 + sum(k[0] for k in kids), 1 + max((k[1] for k in kids), default=0))
+        return memo[id(n)]
+
+    return go(node)
 
 
 def shared(node: ex.Node) -> list[ex.Node]:

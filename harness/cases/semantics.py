@@ -88,8 +88,17 @@ class SemanticChecks:
             names = names | set(getattr(self, "let_names", ()))
         try:
             node = ex.parse(text, names, self.arity)
-            if path[0] in _LET_SCOPE:
-                node = local_names.bind(node, lets)
+            if path[0] in _LET_SCOPE or path[0] == "let":
+                node = local_names.bind(node, lets if path[0] != "let" else self._bound)
+                nodes, depth = local_names.size(node)
+                if nodes > local_names.MAX_NODES or depth > local_names.MAX_DEPTH:
+                    self.add(
+                        path,
+                        f"with its let: names written out, {text!r} has {nodes} operations "
+                        f"nested {depth} deep, more than the {local_names.MAX_NODES} and "
+                        f"{local_names.MAX_DEPTH} an expression may have",
+                    )
+                    return None
             if path[0] in _REFERENCE_KEYS:
                 magnitude.check(node)
             return node
@@ -105,6 +114,7 @@ class SemanticChecks:
             return None
         self.let_names = tuple(specs)
         out: dict[str, ex.Node] = {}
+        self._bound = out  # the names above the one being read, bound as they come
         ok = True
         for i, (name, text) in enumerate(specs.items()):
             path = ("let", name)
@@ -118,7 +128,7 @@ class SemanticChecks:
             if node is None:
                 ok = False
                 continue
-            out[name] = local_names.bind(node, out)
+            out[name] = node
         return out if ok else None
 
     def _functions(
