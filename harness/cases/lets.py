@@ -40,17 +40,8 @@ def bind(node: ex.Node, lets: Mapping[str, ex.Node]) -> ex.Node:
     def go(n: ex.Node) -> ex.Node:
         if isinstance(n, ex.Var):
             return lets.get(n.name, n)
-        if isinstance(n, ex.Unary):
-            return ex.Unary(n.op, go(n.arg))
-        if isinstance(n, ex.Binary):
-            return ex.Binary(n.op, go(n.left), go(n.right))
-        if isinstance(n, ex.Compare):
-            return ex.Compare(n.op, go(n.left), go(n.right))
-        if isinstance(n, ex.Where):
-            return ex.Where(go(n.cond), go(n.then), go(n.otherwise))
-        if isinstance(n, ex.Call):
-            return ex.Call(n.func, tuple(go(a) for a in n.args))
-        return n
+        kids = _children(n)
+        return _with_children(n, {id(c): go(c) for c in kids}) if kids else n
 
     return go(node)
 
@@ -118,13 +109,11 @@ def unparse(node: ex.Node, taken: frozenset[str] | set[str]) -> tuple[dict[str, 
     def text(n: ex.Node, top: bool = False) -> str:
         if not top and id(n) in names:
             return names[id(n)]
-        if isinstance(n, ex.Unary):
-            return f"(-{text(n.arg)})"
-        if isinstance(n, (ex.Binary, ex.Compare, ex.Where, ex.Call)):
-            # Rebuild with the children already named, then unparse that one level.
-            kids = {id(c): ex.Var(text(c)) for c in _children(n)}
-            return ex.unparse(_with_children(n, kids))
-        return ex.unparse(n)
+        kids = _children(n)
+        if not kids:
+            return ex.unparse(n)
+        # Rebuild with the children already written (as names), then unparse one level.
+        return ex.unparse(_with_children(n, {id(c): ex.Var(text(c)) for c in kids}))
 
     lets = {names[id(n)]: text(n, top=True) for n in shared(node)}
     return lets, text(node, top=True)
@@ -136,6 +125,8 @@ def _with_children(n: ex.Node, kids: Mapping[int, ex.Node]) -> ex.Node:
     def k(c: ex.Node) -> ex.Node:
         return kids[id(c)]
 
+    if isinstance(n, ex.Unary):
+        return ex.Unary(n.op, k(n.arg))
     if isinstance(n, ex.Binary):
         return ex.Binary(n.op, k(n.left), k(n.right))
     if isinstance(n, ex.Compare):
