@@ -72,6 +72,20 @@ def test_a_local_name_is_one_node_wherever_it_is_used(tmp_path):
     assert ex.unparse(case.function) == ex.unparse(out)
 
 
+def test_shared_nodes_written_as_names_read_back_as_the_same_expression():
+    e = ex.Call("exp", (ex.Var("x"),))
+    minus = ex.Unary("neg", e)
+    node = ex.Where(ex.Compare("gt", minus, ex.Num("1.0", 1.0)), ex.Binary("mul", minus, e), e)
+    named, text = lets.unparse(node, {"x", "s1"})  # s1 taken: the names skip it
+    assert named == {"s2": "exp(x)", "s3": "(-s2)"} and text == "where(s3 > 1.0, (s3 * s2), s2)"
+    bound: dict = {}
+    for name, body in named.items():
+        bound[name] = lets.bind(ex.parse(body, {"x", *bound}), bound)
+    back = lets.bind(ex.parse(text, {"x", *bound}), bound)
+    assert ex.unparse(back) == "where((-exp(x)) > 1.0, ((-exp(x)) * exp(x)), exp(x))"
+    assert back.then.left is back.cond.left and back.then.right is back.otherwise
+
+
 def test_a_local_name_shadowing_an_input_or_used_early_is_refused(tmp_path):
     from harness.cases.model import CaseError
 
