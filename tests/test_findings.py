@@ -118,10 +118,12 @@ def test_bisection_finds_adjacent_floats_at_the_exact_edge():
 
 def test_eager_rounds_are_wide_only_where_the_framework_compiles_nothing_per_shape():
     """Reverse mode's eager rounds take WIDE inputs a call in a framework whose eager
-    calls cost the same at any batch (TensorFlow, PyTorch), and keep the sweep's batch in
-    one that compiles each primitive per shape (JAX): the same exact edge either way."""
+    calls cost the same at any batch (TensorFlow, PyTorch); in one that compiles each
+    primitive per shape (JAX) they keep the sweep's batch where it holds NARROW inputs or
+    more, else take NARROW (one new shape, not a round per halving): the same exact edge
+    every way."""
     from harness.backends.catalogue import SPECS
-    from harness.edges.bisection import WIDE
+    from harness.edges.bisection import NARROW, WIDE
 
     assert {b: s.eager_wide for b, s in SPECS.items()} == {
         "tensorflow": True,
@@ -129,7 +131,8 @@ def test_eager_rounds_are_wide_only_where_the_framework_compiles_nothing_per_sha
         "torch": True,
     }
     x = np.unique(np.float32(np.logspace(0, 3, 40)).astype(np.float64))
-    for wide, width in ((True, WIDE), (False, 40)):
+    assert 40 < NARROW < 300 < WIDE
+    for wide, batch, width in ((True, 40, WIDE), (False, 40, NARROW), (False, 300, 300)):
         calls = []
 
         def evaluate(mode, inputs, calls=calls):
@@ -140,7 +143,7 @@ def test_eager_rounds_are_wide_only_where_the_framework_compiles_nothing_per_sha
             "x", [], {}, [[1.0, 1000.0]], _judge, lambda d, o: (16.0, ""), wide=wide
         )
         (edge,) = bisector.bisect(
-            _sweep(x, ("eager",)), "reverse", "float32", ["eager"], evaluate, 40
+            _sweep(x, ("eager",)), "reverse", "float32", ["eager"], evaluate, batch
         )
         assert set(calls) == {width}
         assert edge["inside"] == THRESHOLD

@@ -44,7 +44,8 @@ class BackendSpec:
     #: Whether an eager call costs about the same whatever its batch (nothing compiled
     #: per shape): the exact edges' eager rounds then take up to
     #: :data:`harness.edges.bisection.WIDE` inputs per call. JAX's eager dispatch compiles
-    #: each primitive for every new shape, so its rounds keep the sweep's batch (softplus,
+    #: each primitive for every new shape, so its rounds keep the sweep's batch, or take
+    #: :data:`harness.edges.bisection.NARROW` inputs where the batch is smaller (softplus,
     #: the default study: its bisection's JAX calls 8.9-10.2 s wide, 2.8-3.6 s narrow).
     eager_wide: bool = True
     #: The module writing each finding's standalone script and probe command
