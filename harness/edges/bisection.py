@@ -33,6 +33,8 @@ from harness.edges.brackets import (
     Search,
     episode_searches,
     guide_at,
+    guide_magnitude,
+    guide_text,
     guides_at,
     mirror,
     without_reference,
@@ -218,7 +220,7 @@ class Bisector:
                 continue
             both = wanted[i][0].guide
             same_sign = both[1][1] * both[2][1] > 0
-            size = abs(_magnitude(m, e))
+            size = abs(guide_magnitude(m, e))
             clear = same_sign and 16 * fmt.smallest_normal < size < fmt.max_finite / 16
             if clear and value[i] == 0:
                 quick.iloc[i] = "zero"
@@ -226,7 +228,7 @@ class Bisector:
                 quick.iloc[i] = "inf"
         needs = quick.isna().to_numpy()
         outcome = quick.to_numpy(object, copy=True)
-        reference = np.array([f"~{_approximate(m, e)}" for m, e, _ in guided], dtype=object)
+        reference = np.array([f"~{guide_text(m, e)}" for m, e, _ in guided], dtype=object)
         if needs.any():
             judged = self.judge(frame[needs].reset_index(drop=True))
             outcome[needs] = judged["outcome"].astype(str).to_numpy()
@@ -438,20 +440,3 @@ class Bisector:
             self.found.setdefault(s.key, (row["inside"], row["outside"], s.outside_outcome))
             self.near.setdefault(s.key[:4], []).append(row["inside"])
         return row
-
-
-def _magnitude(mantissa: float, exponent: int) -> float:
-    """``mantissa * 2**exponent`` as a float: an infinity beyond the largest, 0 below the
-    smallest (a truth such as exp(1000)'s, far past float64, guides a search too)."""
-    with np.errstate(over="ignore", under="ignore"):
-        return float(np.ldexp(mantissa, int(np.clip(exponent, -20000, 20000))))
-
-
-def _approximate(mantissa: float, exponent: int) -> str:
-    """The guide's truth in six digits, also where it lies beyond float64 (``1.61143e+357``)."""
-    size = _magnitude(mantissa, exponent)
-    if mantissa == 0 or (math.isfinite(size) and size != 0):
-        return f"{size:.6g}"
-    import mpmath
-
-    return mpmath.nstr(mpmath.ldexp(mpmath.mpf(mantissa), int(exponent)), 6)

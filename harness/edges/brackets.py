@@ -19,6 +19,8 @@ __all__ = [
     "Search",
     "episode_searches",
     "guide_at",
+    "guide_magnitude",
+    "guide_text",
     "guides_at",
     "mirror",
     "without_reference",
@@ -258,6 +260,23 @@ def guides_at(guides: list[tuple], x: np.ndarray) -> tuple[np.ndarray, np.ndarra
     mantissa = np.where(same, m_log, m_lin)
     exponent = np.where(same, e_log, e_lin).astype(np.int64)
     return mantissa, exponent, tol
+
+
+def guide_magnitude(mantissa: float, exponent: int) -> float:
+    """``mantissa * 2**exponent`` as a float: an infinity beyond the largest, 0 below the
+    smallest (a truth such as exp(1000)'s, far past float64, guides a search too)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.ldexp(mantissa, int(np.clip(exponent, -20000, 20000))))
+
+
+def guide_text(mantissa: float, exponent: int) -> str:
+    """The guide's truth in six digits, also where it lies beyond float64 (``1.61143e+357``)."""
+    size = guide_magnitude(mantissa, exponent)
+    if mantissa == 0 or (math.isfinite(size) and size != 0):
+        return f"{size:.6g}"
+    import mpmath
+
+    return mpmath.nstr(mpmath.ldexp(mpmath.mpf(mantissa), int(exponent)), 6)
 
 
 def mirror(searches: list[Search]) -> None:
