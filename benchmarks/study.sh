@@ -23,7 +23,7 @@ for i in $(seq "$RUNS"); do
   cat logs/*/*.benchmark.tsv logs/*.benchmark.tsv 2>/dev/null | grep -v '^s' >"$out/jobs.$i" || true
   grep -c "tensorflow imported" logs/*/compute_reference.log >/dev/null 2>&1 && {
     echo "a reference job imported TensorFlow" >&2; exit 1; }
-  ls logs/*/evaluate_case.log | wc -l >"$out/tf.$i"
+  ls logs/*/evaluate_case.tensorflow.*.log | wc -l >"$out/tf.$i"
 done
 python3 - "$out" "$RUNS" "$cases" <<'PY'
 import re, statistics, sys
