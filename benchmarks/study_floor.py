@@ -6,9 +6,9 @@
 For every job of the study, its seconds from Snakemake's benchmark files
 (``logs/**/*.benchmark.tsv``), summed by rule. For each evaluation job (one case, back end
 and piece), what its timings table's provenance records: the seconds inside the
-framework's calls of the sweep (the timings rows), of the exact edges' bisection (the
-bisector times every framework call it makes) and of the localisation; the rest of the
-job is the harness's own (process start, imports, tracing, judging, writing).
+framework's calls of the sweep (the timings rows; an experiment's runs, which it times
+whole), of the exact edges' bisection (the bisector times every framework call it makes)
+and of the localisation; the rest of the job is the harness's own (process start, imports, tracing, judging, writing).
 
 The floor is what a bare script doing the same framework work cannot go under: the same
 framework calls (the sweep's and the bisection's) and one framework import per process
@@ -73,6 +73,9 @@ def evaluations(results: Path) -> list[dict]:
         stats = read_metadata(path).get("evaluation") or {}
         bisection = stats.get("bisection") or {}
         sweep = float(read_table(path)["seconds"].sum())
+        # An experiment (harness.experiments) times each of its runs whole, its framework
+        # calls, in seconds_per_run, and writes no timings rows.
+        sweep += sum((stats.get("seconds_per_run") or {}).values())
         rows.append(
             {
                 "case": path.parts[-4],
