@@ -974,7 +974,8 @@ def test_a_zero_for_a_subnormal_truth_says_so():
     result, which the statement tells apart from a 0 for an ordinary number."""
     tiny = _finding(outcome="zero", worst_got=0.0, worst_truth="1.02757806e-41")
     (text,) = root_causes(_classified(tiny))["text"]
-    assert "(each 0 for a truth below float32's smallest normal, 1.1754944e-38)" in text
+    said = "(where it gives 0, the truth is below float32's smallest normal, 1.1754944e-38)"
+    assert said in text
     (text,) = root_causes(_classified(_finding()))["text"]  # a truth of 2.06e-9
     assert "smallest normal" not in text
 

@@ -151,9 +151,9 @@ def shares_told(right: dict[str, float], titles) -> str:
 
 
 def subnormal_zeros(group: pd.DataFrame) -> str:
-    """`` (each 0 for a truth below float32's smallest normal, 1.1754944e-38)`` where every
-    0 among the members' worst values stands for a subnormal truth: a flush of subnormal
-    results (the platform's, or a kernel's own where the platform keeps them), which a
+    """`` (where it gives 0, the truth is below float32's smallest normal, 1.1754944e-38)``
+    where every 0 among the members' worst values stands for a subnormal truth: a flush
+    of subnormal results (the platform's, or a kernel's own where the platform keeps them), which a
     reader tells apart from a 0 for an ordinary number."""
     zeros = group[pd.to_numeric(group["worst_got"], errors="coerce") == 0]
     if zeros.empty:
@@ -163,4 +163,6 @@ def subnormal_zeros(group: pd.DataFrame) -> str:
             return ""
     dtype = zeros["dtype"].iat[0]
     least = format_value(FORMATS[dtype].smallest_normal, dtype)
-    return f" (each 0 for a truth below {dtype}'s smallest normal, {least})"
+    # "Where it gives 0": the worst point may be another value than 0 (got 2e-38 for a
+    # truth of 6e-38), and the clause is about the zeros only.
+    return f" (where it gives 0, the truth is below {dtype}'s smallest normal, {least})"
