@@ -560,6 +560,20 @@ def test_outcome_classes():
         ({"outcome": "inaccurate", "worst_got": 1.0001, "worst_truth": "1"}, 2),
         # 4.5e-16 for a true -8e-20 beside a first derivative of 1: noise at its scale.
         ({"outcome": "wrong", "worst_got": 4.5e-16, "worst_truth": "-8e-20", "scale": 1.0}, 1),
+        # The logistic's d³/dt³ at t = 17.96 in float32: -1.0e-6 for a true 1.6e-8 beside a
+        # value of 1 is 8.4 eps of its scale, the size-1 terms' rounding: noise.
+        ({"outcome": "wrong", "worst_got": -1.0056850214823498e-06, "worst_truth": "1.5896835e-8",
+          "scale": 1.0}, 1),
+        # Noise is a small error too, not only a small truth: -2.4e-4 for a true 1.1e-10
+        # beside a value of 1 is 2048 eps of it (11 bits of the scale lost), a wrong sign;
+        # 7.03 for a true 0 beside a value of 1 (RK4's d/dr) is no noise at all; nor is
+        # -1.5e23 for a true 6.7e-24 (seed 004's rule).
+        ({"outcome": "wrong", "worst_got": -0.000244140625, "worst_truth": "1.0551644e-10",
+          "scale": 1.0}, 4),
+        ({"outcome": "wrong", "worst_got": 7.027472126136557, "worst_truth": "0", "scale": 1.0,
+          "dtype": "float64"}, 3),
+        ({"outcome": "wrong", "worst_got": -1.5031092519121828e23, "worst_truth": "6.65e-24",
+          "scale": 53.37}, 4),
     ],
 )
 def test_severity_ranks_by_impact(kw, tier):
@@ -800,6 +814,10 @@ def test_a_refusal_is_the_frameworks_own_exception_not_every_one_of_its_type():
             "the function's own value (order 0) is wrong at some of these points too: right at 50%",
         ),
         (float("nan"), "the derivative rule of softplus fails, and the derivatives"),
+        # Wrong at every point of a finding: never "at some of these points: right at 0%".
+        (0.0, "the function's own value (order 0) is wrong at these points too: right at none"),
+        # 199 of 200 right is not all of them.
+        (0.995, "is wrong at some of these points too: right at 99% of them"),
     ],
 )
 def test_a_kernel_statement_says_the_value_is_right_only_where_order_0_was_judged_right(
@@ -845,11 +863,24 @@ def test_two_frameworks_failing_apart_never_each_claim_the_others_are_right():
     assert "tensorflow and torch get 100% and 96% of these points right" in texts["jax"]
 
 
+def test_a_share_reads_100_or_0_percent_only_where_it_is_exactly_that():
+    from harness.causes.clauses import percent
+
+    assert [percent(v) for v in (1.0, 0.0, 0.995, 0.004, 0.5, 0.985)] == [
+        "100%",
+        "0%",
+        "99%",
+        "1%",
+        "50%",
+        "98%",
+    ]
+
+
 def test_every_kind_of_root_cause_has_its_colour_on_the_pages():
     from harness.causes.classify import KINDS
     from harness.report.root_causes_list import KIND_COLOURS
 
-    assert set(KIND_COLOURS) == set(KINDS) - {"unsupported", "platform"}
+    assert set(KIND_COLOURS) == set(KINDS) - {"unsupported"}
 
 
 def test_a_script_shows_the_failure_as_the_outcome_vocabulary_judges_it():

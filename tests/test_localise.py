@@ -209,3 +209,65 @@ def test_a_kink_is_its_own_root_cause_naming_each_framework_s_pick(tmp_path):
     # TensorFlow's own slopes there: their sum is 0 and 1, never the truth 1/2).
     assert "TensorFlow takes " in text and "JAX takes " in text
     assert audit(roots, found) == []
+
+
+FLUSHED = """\
+title: naive softplus where 1/(1 + exp(x)) is subnormal
+source: test
+inputs:
+  x: {values: [87.5, 88.048836]}
+function: log(1 + exp(x))
+derivatives: {wrt: x, orders: [1]}
+implementations:
+  naive: {expression: "log(1 + exp(x))"}
+"""
+
+
+def test_an_intermediate_flushed_to_zero_is_the_platform_s_in_every_framework(tmp_path):
+    """log(1 + exp(x)) at x = 88.05 in float32: d/dx = exp(x)/(1 + exp(x)) = 1, but reverse
+    mode computes log's derivative 1/u at u = 1 + exp(x) = 1.65e38 first, 6.1e-39, a
+    subnormal, and a platform that writes subnormal results as 0 (TensorFlow and JAX on
+    this CPU, by their own probe) gives 0 * exp(x) = 0. That is one mechanism in every
+    framework that flushes, the platform's: never "only in TensorFlow" beside a method
+    root cause for JAX. A framework that keeps subnormals gets the point right."""
+    from harness.causes.audit import audit
+    from harness.causes.study import study_root_causes
+    from harness.results import read_metadata, read_table
+    from harness.stages.run import run_case
+
+    path = tmp_path / "flushed.yaml"
+    path.write_text(FLUSHED)
+    sel = Selection(
+        backends=list(BACKENDS), dtypes=["float32"], methods=["reverse"], modes=["eager"]
+    )
+    run_case(path, selection=sel, results=tmp_path / "results")
+    flush = {}
+    for b in BACKENDS:
+        meta = read_metadata(tmp_path / "results" / "flushed" / b / "all" / "evaluations.parquet")
+        flush[b] = meta["platform"]["flush"]["float32"]["eager"]["results"]
+    findings = read_table(tmp_path / "results" / "flushed" / "findings.parquet")
+    found, roots, _ = study_root_causes(findings)
+    failing = set(found["backend"]) if len(found) else set()
+    assert failing == {b for b in BACKENDS if flush[b]}
+    if not failing:
+        return
+    assert list(roots["id"]) == ["platform:log:flush:wrong"]
+    (row,) = roots.to_dict("records")
+    culprit = json.loads(row["culprit"])
+    assert set(culprit) == failing
+    for c in culprit.values():
+        u = c["inputs"]["u"]
+        # The framework's 1 + exp(x) at one of the two points, within an ulp of the truth.
+        near = [float(mpmath.mpf(1) + mpmath.exp(mpmath.mpf(float(np.float32(x))))) for x in (87.5, 88.048836)]
+        assert any(abs(u - t) <= float(np.spacing(np.float32(t))) for t in near)
+        with mpmath.workdps(40):
+            truth = 1 / mpmath.mpf(u)
+        assert 0 < truth < 2.0**-126 and c["got"] == 0.0 and c["partial"] == "u"
+        assert abs(mpmath.mpf(c["truth"]) / truth - 1) < mpmath.mpf(10) ** -25
+    text = row["text"]
+    assert text.startswith(", ".join(t for b, t in (("tensorflow", "TensorFlow"), ("jax", "JAX"), ("torch", "PyTorch")) if b in failing))
+    assert "the platform's flush of subnormal numbers" in text and "only in" not in text
+    keep = [b for b in BACKENDS if not flush[b]]
+    if keep:
+        assert "100% of these points right" in text
+    assert audit(roots, found) == []

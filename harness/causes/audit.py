@@ -14,7 +14,8 @@ rows: :mod:`harness.causes.evidence`), never on the statement's own code:
   derivative and dtype that each say "only in" a different framework over overlapping
   inputs;
 - ``one mechanism``: a ``kernel`` root cause's members each name its primitive as their
-  own culprit (or its wrong value); a root cause's members share one outcome class;
+  own culprit (or its wrong value), a ``platform`` one's the primitive whose derivative
+  the platform flushed; a root cause's members share one outcome class;
 - ``crash``: a root cause of exceptions or of missing gradients shows no value ("got nan");
 - ``every primitive``: "every primitive is right at its own inputs" only where every
   member's failing values were localised (registered solvers never are);
@@ -134,6 +135,14 @@ def _problems(r: dict, group: pd.DataFrame):
             own = str(getattr(f, "value_wrong", "") or "") if value else culprit
             if own != name:
                 yield "one mechanism", f"{f.case}:{f.id} names {own or 'no primitive'}"
+                break
+    if r["kind"] == "platform":
+        # The platform's flush of one primitive's derivative: each member's own evidence.
+        name = str(r["primitive"]).split(":")[0]
+        for f in group.itertuples(index=False):
+            own = json.loads(str(getattr(f, "flushed", "") or "{}") or "{}").get("name", "")
+            if own != name:
+                yield "one mechanism", f"{f.case}:{f.id} flushes {own or 'no primitive'}"
                 break
     classes = {outcome_class(o) for o in group["outcome"]}
     if len(classes) > 1 and r["kind"] != "rule":

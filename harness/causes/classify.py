@@ -39,6 +39,11 @@ The first rule that applies decides (each says what it rests on):
    are equal): the derivative exists there only as the two sides together, and the
    framework took a one-sided derivative (:mod:`harness.causes.kinks`), keyed by the
    implementation and the primitive, whatever the framework;
+   ``platform``: else, at most of the failing points a primitive's derivative alone is
+   subnormal and the platform's flush writes it as 0 (``flushed``), which the rest of
+   the chain rule turns into the failure: keyed by the primitive, whatever the framework
+   and implementation (``log:flush``: naive softplus's ``1/(1 + exp(x))`` in reverse
+   mode, in every framework that flushes);
 6. ``rule``: the implementation's own rule is right in exact arithmetic but its value is
    lost in floats (an unstable rule), unless the value is a bare 0 where another framework
    gets these points right by the same methods (as in 8): that framework drops the rule's
@@ -61,8 +66,10 @@ sign at inputs well inside the dtype's normal range; 3, a value with at most 4 c
 bits (``wrong``, ``zero``, an ``inaccurate`` 2.4 for 4.2) or a non-finite value at the
 range's ends; 2, bits lost (more than 4 right); 1, a finite value whose truth lies far
 below the function's own scale (``|truth| <= 4 eps`` times the largest truth of the
-lower orders at that point: rounding noise of the lower orders, such as 4.5e-16 for a
-true -8e-20 next to a first derivative of 1); 0 for an unsupported combination.
+lower orders at that point) and whose error does too (``|got - truth| <= 64 eps`` times
+it): rounding noise of the lower orders, such as 4.5e-16 for a true -8e-20 next to a
+first derivative of 1, where 7.03 for a true 0 is a wrong value; 0 for an unsupported
+combination.
 """
 
 from __future__ import annotations
@@ -91,7 +98,8 @@ __all__ = [
 ]
 
 #: Framework bugs a maintainer should hear about first, then problems in the case's own
-#: code, then what the framework does not offer and the platform's flush.
+#: code, then what the framework does not offer and the platform's flush (an
+#: intermediate's subnormal derivative written as 0, amplified into a failure).
 FRAMEWORK_KINDS = ("kernel", "mode", "method", "framework")
 CASE_KINDS = ("kink", "formula", "rule")
 KINDS = (*FRAMEWORK_KINDS, *CASE_KINDS, "unsupported", "platform")
@@ -111,6 +119,13 @@ ID_LENGTH = 120
 
 #: The subject of every finite-difference-only finding (one stencil, one step rule).
 FINITE_DIFFERENCES = "finite_difference"
+
+#: Noise at the function's own scale (severity 1): a truth within ``NOISE_TRUTH`` eps of
+#: the scale, and the value within ``NOISE_ERROR`` eps of the truth (the rounding of
+#: terms of the scale's size, compounded over a few operations of a fourth derivative);
+#: a larger error is a wrong value, whatever the truth.
+NOISE_TRUTH = 4
+NOISE_ERROR = 64
 
 _CLASSES = {"nan": "nonfinite", "inf": "nonfinite", "zero": "wrong", "inaccurate": "wrong"}
 MAJORITY = 0.5
@@ -176,6 +191,8 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
         return "kernel", f"{f['value_wrong']}:value"
     if isinstance(f.get("kink"), str) and f["kink"]:  # a one-sided slope at a kink (causes.kinks)
         return "kink", f"{owner}:{kink_names(f['kink'])}"
+    if isinstance(f.get("flushed"), str) and f["flushed"]:  # the platform's flush, amplified
+        return "platform", f"{json.loads(f['flushed'])['name']}:flush"
     backends = _shares(f.get("backends_ok"))
     # Bits lost where another framework gets only some of the points right is each
     # framework's rounding at the tolerance's edge, not a different rule: it takes
@@ -264,7 +281,9 @@ def severity(f) -> int:
         return 4 if ordinary else 3
     if truth is not None and math.isfinite(scale) and scale > 0:
         with mpmath.workdps(30):
-            if abs(truth) <= 4 * fmt.eps * scale:
+            # Noise: the truth and the error both at the rounding of the function's scale.
+            small = abs(truth) <= NOISE_TRUTH * fmt.eps * scale
+            if small and abs(mpmath.mpf(got) - truth) <= NOISE_ERROR * fmt.eps * scale:
                 return 1
     if truth is not None and truth != 0 and got != 0 and (got > 0) != (truth > 0):
         return 4 if ordinary else 3

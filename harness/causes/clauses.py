@@ -22,6 +22,7 @@ __all__ = [
     "nonfinite_words",
     "others_at_those_points",
     "overflows",
+    "percent",
     "shares_told",
     "subnormal_zeros",
     "value_clause",
@@ -71,16 +72,33 @@ def value_clause(group: pd.DataFrame) -> str:
     points (``value_ok``, :mod:`harness.causes.evidence`): :data:`VALUE_RIGHT` where it
     was judged right at every one of them; ``; the function's own value (order 0) is
     wrong at some of these points too: right at 40% of them in the worst finding`` where
-    it was not; ``""`` where it was not judged at some member's points (a statement then
+    it was not (``is wrong at these points too: right at none of them ...`` where one
+    member's value is wrong at every one); ``""`` where it was not judged at some member's points (a statement then
     claims nothing of it)."""
     shares = pd.to_numeric(group.get("value_ok", pd.Series(dtype=float)), errors="coerce")
     if shares.empty or (shares.dropna() >= 1.0).all():
         # Right wherever judged: said only where it was judged at every member's points.
         return VALUE_RIGHT if len(shares) and shares.notna().all() else ""
+    least = float(shares.min())
+    if least <= 0:  # "some" would say less than the rows: wrong at all of one's points
+        return (
+            "; the function's own value (order 0) is wrong at these points too: right at "
+            "none of them in the worst finding"
+        )
     return (
         "; the function's own value (order 0) is wrong at some of these points too: right "
-        f"at {shares.min():.0%} of them in the worst finding"
+        f"at {percent(least)} of them in the worst finding"
     )
+
+
+def percent(share: float) -> str:
+    """``40%``: 100% and 0% only where the share is exactly 1 or 0 (99.6% of the points
+    is not all of them, and reads ``99%``)."""
+    if share >= 1:
+        return "100%"
+    if share <= 0:
+        return "0%"
+    return f"{min(max(round(share * 100), 1), 99)}%"
 
 
 def kink_clause(group: pd.DataFrame, titles) -> str:
@@ -146,7 +164,7 @@ def shares_told(right: dict[str, float], titles) -> str:
     if not right:
         return ""
     names = listed([titles(b) for b in right])
-    shares = listed([f"{v:.0%}" for v in right.values()])
+    shares = listed([percent(v) for v in right.values()])
     return f"{names} get{'s' if len(right) == 1 else ''} {shares} of these points right"
 
 

@@ -17,7 +17,8 @@ where it fails (the same back end, implementation, derivative and dtype):
 - the localisation (:mod:`harness.causes.localise`) over its failing values: the culprit
   primitive most of them name, with its failing order, input, value and truth at the
   worst point; the first intermediate beyond the dtype; whether the derivative goes
-  through a hand-written rule;
+  through a hand-written rule; a primitive whose subnormal derivative the platform
+  flushes to 0 at half of them or more (``flushed``);
 - ``scale``: the largest |truth| of the lower orders at the worst point (a truth far
   below ``eps * scale`` is noise at the function's own scale, ranked last);
 - ``error_text``: the exceptions' own texts (one per line), without the harness's prefix.
@@ -68,6 +69,7 @@ EVIDENCE_COLUMNS = [
     "intermediate",
     "intermediate_kind",
     "kink",  # JSON: a kink or tie at most of the failing points (harness.causes.kinks)
+    "flushed",  # JSON: a primitive's derivative flushed at most of them (the platform's)
     "scale",
     "error_text",
 ]
@@ -346,6 +348,17 @@ def _localisation(f, rows: np.ndarray, col: dict, located: dict, point) -> dict:
     kinks = Counter(r.get("kink") or "" for r in described)
     kink, count = kinks.most_common(1)[0]
     out["kink"] = kink if kink and count * 2 >= len(described) else ""
+    # A primitive whose subnormal derivative the platform flushes, at half of them or more.
+    flushes = [json.loads(r["flushed"]) for r in described if r.get("flushed")]
+    names = Counter(x["name"] for x in flushes)
+    if names and names.most_common(1)[0][1] * 2 >= len(described):
+        top = names.most_common(1)[0][0]
+        at = [
+            x
+            for r, x in zip([r for r in described if r.get("flushed")], flushes)
+            if x["name"] == top and r["point"] == point
+        ]
+        out["flushed"] = json.dumps(at[0] if at else next(x for x in flushes if x["name"] == top))
     wrong = Counter(r["value_wrong"] for r in described if r["value_wrong"])
     out["value_wrong"] = wrong.most_common(1)[0][0] if wrong else ""
     return out

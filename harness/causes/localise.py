@@ -15,7 +15,11 @@ Whatever the failing points have in common is then evidence:
   framework's rule for it; innermost first, one failing like the composite first);
 - where every primitive is right at its own arguments, the expression itself is at fault,
   and the first intermediate whose true value lies beyond the dtype (it overflows to
-  ``inf`` or underflows to 0) is named.
+  ``inf`` or underflows to 0) is named;
+- a primitive judged ``flushed`` alone (its derivative there is subnormal, and the
+  platform writes it as 0: naive softplus's ``log(u)`` at ``u = 1 + exp(88)`` has
+  ``1/u = 6e-39``) is **flushed**: the platform's flush of an intermediate, which the
+  rest of the chain rule turns into a real failure (a 0 for a truth of 1).
 
 One table per evaluation piece (``localised.parquet``), a row per failing (implementation,
 method, dtype, partial, point); the compare stage attaches it to the findings. The back
@@ -69,6 +73,7 @@ LOCALISED_COLUMNS = [
     "intermediate_kind",  # overflow, underflow
     "nonfinite_input",  # a primitive received inf or NaN (an earlier overflow)
     "kink",  # JSON: a kink or tie at the point and what the framework picks (kinks.kink_at)
+    "flushed",  # JSON: a primitive whose derivative there is subnormal, flushed to 0
 ]
 
 
@@ -362,7 +367,7 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
     n = len(eff.partial)
     want = OUTCOME_CLASS.get(r.outcome, "")
     candidates = []
-    value_wrong = intermediate = kind = ""
+    value_wrong = intermediate = kind = flushed = ""
     nonfinite = False
     for site, a in args:
         if not all(math.isfinite(v) for v in a):
@@ -380,6 +385,8 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
             value_wrong = value_wrong or site.name
             continue
         for (method, label), g in found.items():
+            if method == r.via and label and len(label) <= n and g.outcome == "flushed":
+                flushed = flushed or _flushed(site, label, g, a, r.via, r.in_mode)
             if method != r.via or label == "" or len(label) > n or g.outcome in _RIGHT:
                 continue
             if g.outcome in ("missing", "error", "not_applicable"):
@@ -389,7 +396,7 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
     base = _row(
         r, through_rule=eff.through_rule, value_wrong=value_wrong, intermediate=intermediate
     )
-    base.update(intermediate_kind=kind, nonfinite_input=nonfinite, via=r.via)
+    base.update(intermediate_kind=kind, nonfinite_input=nonfinite, via=r.via, flushed=flushed)
     if candidates:
         _, site, label, g, a = min(candidates, key=lambda c: c[0])
         base.update(
@@ -405,6 +412,22 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
 
 
 _RIGHT = ("ok", "flushed", "ref_unreliable")
+
+
+def _flushed(site: Site, label: str, g, a: tuple, via: str, mode: str) -> str:
+    """The flush of one primitive's derivative at its arguments, as JSON."""
+    return json.dumps(
+        {
+            "name": site.name,
+            "primitive": site.text,
+            "partial": label,
+            "inputs": dict(zip(site.variables, a)),
+            "got": float(g.value),
+            "truth": str(g.reference),
+            "method": via,
+            "mode": mode,
+        }
+    )
 
 
 def _nonzero(decimal) -> bool:

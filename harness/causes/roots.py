@@ -174,7 +174,8 @@ _DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 def root_causes(classified: pd.DataFrame, titles: Callable[[str], str] = str) -> pd.DataFrame:
     """One row per root cause of :func:`classify_findings`'s findings (unsupported ones
-    aside), ranked: framework bugs, then the cases' own code, then expected ones; within
+    aside), ranked: framework bugs, then the cases' own code, then the platform's flush,
+    then expected ones; within
     each, the most severe and the widest first. ``titles(backend)``: its name for people."""
     rows = []
     found = classified[classified["kind"] != "unsupported"] if not classified.empty else classified
@@ -183,9 +184,15 @@ def root_causes(classified: pd.DataFrame, titles: Callable[[str], str] = str) ->
     out = pd.DataFrame(rows, columns=ROOT_CAUSE_COLUMNS)
     if out.empty:
         return out
-    # Framework bugs (0), then the cases' own code (1), then what was expected (2).
+    # Framework bugs (0), then the cases' own code (1), the platform's flush (2), then
+    # what was expected (3).
     expected = (out["expected"] == "expected").to_numpy()
-    tier = np.where(expected, 2, np.where(out["kind"].isin(FRAMEWORK_KINDS), 0, 1))
+    kind = out["kind"]
+    tier = np.where(
+        expected,
+        3,
+        np.where(kind.isin(FRAMEWORK_KINDS), 0, np.where(kind == "platform", 2, 1)),
+    )
     order = np.lexsort((-out["members"].to_numpy(), -out["severity"].to_numpy(), tier))
     return out.iloc[order].reset_index(drop=True)
 
@@ -248,6 +255,16 @@ def _root(key: str, group: pd.DataFrame, titles) -> dict:
                 "implementation": r.implementation,
                 "dtype": r.dtype,
             }
+    if first["kind"] == "platform":  # the flushed primitive, as each framework gives it
+        for r in worst[["backend", "case", "implementation", "dtype", "flushed"]].itertuples():
+            if r.flushed and r.backend not in culprit:
+                culprit[r.backend] = {
+                    **json.loads(r.flushed),
+                    "outcome": "flushed",
+                    "case": r.case,
+                    "implementation": r.implementation,
+                    "dtype": r.dtype,
+                }
     fixes = sorted({x for text in group["fixes"] for x in json.loads(text or "[]")})
     row = {
         "id": key,

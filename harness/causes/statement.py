@@ -16,13 +16,14 @@ from harness.causes.clauses import (
     kink_clause,
     nonfinite_words,
     others_at_those_points,
+    percent,
     shares_told,
     subnormal_zeros,
     value_clause,
 )
 from harness.causes.regions import CASES_LISTED, listed, regions_text
 from harness.judge.findings_text import format_value
-from harness.numerics.floats import to_format
+from harness.numerics.floats import FORMATS, to_format
 
 __all__ = [
     "METHOD_WORDS",
@@ -37,7 +38,10 @@ WRONG_TIERS = {
     4: ("wrong", "the wrong sign at ordinary inputs"),
     3: ("wrong", "at most 4 correct bits, a 0 or the wrong sign"),
     2: ("inaccurate", "bits lost beyond the tolerance, more than 4 bits right"),
-    1: ("off by rounding noise", "a truth far below the function's own scale"),
+    1: (
+        "off by rounding noise",
+        "a truth at most 4 eps times the function's own scale, an error at most 64 eps times it",
+    ),
 }
 WRONG_WORDS = {tier: f"{word} ({means})" for tier, (word, means) in WRONG_TIERS.items()}
 
@@ -224,6 +228,18 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             f"{frameworks}: {subject.split(':')[0]} is {what} at {orders} in {dtype}{scope}: "
             + (kink_clause(group, titles))
         )
+    elif kind == "platform":
+        right, _ = others_at_those_points(group)
+        told = shares_told(right, titles)
+        head = (
+            f"{frameworks}: the platform's flush of subnormal numbers: the derivative of "
+            f"{subject.split(':')[0]} at the input it receives is below {first}'s smallest "
+            f"normal ({format_value(FORMATS[first].smallest_normal, first)}) and is written as 0, "
+            f"and the rest of the chain rule makes the derivatives {what} at {orders} in "
+            f"{dtype}{scope}. Judged alone at the input it receives: "
+            + _alone(culprit, row, titles)
+            + (f"; {told}" if told else "")
+        )
     elif kind == "mode" and culprit:
         name, mode = subject.split("@", 1)[0], subject.rsplit(":", 1)[-1]
         head = (
@@ -254,7 +270,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
     elif kind == "framework":
         right, failing = others_at_those_points(group)
         told = shares_told(right, titles)
-        also = listed([f"{titles(b)} (right at {v:.0%})" for b, v in failing.items()] or [""])
+        also = listed([f"{titles(b)} (right at {percent(v)})" for b, v in failing.items()] or [""])
         if not right:
             head = (
                 f"{frameworks}: {subject} is {what} at {orders} in {dtype}{scope}; no other "

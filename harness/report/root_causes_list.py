@@ -1,7 +1,7 @@
 """The root causes on the report pages (:mod:`harness.causes.roots`): framework bugs a
 maintainer should hear about first (``kernel``, ``mode``, ``method``, ``framework``), then
 problems in the cases' own code with the fix the study shows (``formula``, ``rule``),
-then the expected ones; each with its scope, worst point, links to its findings on the
+then the platform's flush amplified into a failure (``platform``), then the expected ones; each with its scope, worst point, links to its findings on the
 case pages and its reproducers (a standalone script per framework, the probe command).
 Filters by framework, case, kind, outcome and dtype work in the page itself: a small
 inline script, nothing fetched. The combinations a framework does not offer have their
@@ -30,6 +30,7 @@ KIND_COLOURS = {
     "kink": "#00838f",
     "formula": "#2e7d32",
     "rule": "#8d6e63",
+    "platform": "#546e7a",
 }
 _FILTERS = ("frameworks", "cases", "kind", "outcome", "dtypes")
 
@@ -129,6 +130,7 @@ def root_causes_section(
     groups = (
         ("Framework bugs", lambda r: r["expected"] != "expected" and r["kind"] in FRAMEWORK_KINDS),
         ("The cases' own code", lambda r: r["expected"] != "expected" and r["kind"] in CASE_KINDS),
+        ("The platform", lambda r: r["expected"] != "expected" and r["kind"] == "platform"),
         ("Expected", lambda r: r["expected"] == "expected"),
     )
     records = roots.to_dict("records")
