@@ -65,6 +65,27 @@ def test_stable_domain_runs_and_unjudged_points():
         }
     )
     assert stable_domain(grid, ["x", "y"]) == {"x": [[1, 1], [3, 3]], "y": [[1, 1]]}
+    # Repeated values, both zeros, a NaN input: each distinct value once, ascending, and
+    # stable only where all its rows are ok, as pandas' groupby says (-0.0 and 0.0 are one
+    # value, with the sign of its first row; a NaN is no value).
+    rng = np.random.default_rng(7)
+    x = rng.choice([-2.0, -0.0, 0.0, 1.5, 3.0, np.nan], size=200)
+    outcome = np.where((x == 1.5) & (rng.random(200) < 0.3), "zero", "ok")
+    mixed = pd.DataFrame({"x": x, "outcome": outcome})
+    per_value = (mixed["outcome"] != "ok").groupby(x, sort=True).any()
+    runs, run = [], []
+    for v, b in zip(per_value.index, per_value):
+        if b and run:
+            runs.append([run[0], run[-1]])
+            run = []
+        if not b:
+            run.append(float(v))
+    runs += [[run[0], run[-1]]] if run else []
+    shown = stable_domain(mixed, ["x"])["x"]
+    assert shown == runs and len(per_value) == 4 and len(runs) == 2
+    first = x[np.flatnonzero(x == 0)[0]]
+    zero = [v for r in shown for v in r if v == 0]
+    assert all(np.signbit(z) == np.signbit(first) for z in zero)
 
 
 @pytest.fixture(scope="module")

@@ -76,16 +76,30 @@ def stable_domain(
     known to be ok), and at a gap between the intervals the input was sampled from
     (``segments``, :func:`harness.cases.points.segments`). A ``flushed`` point (a platform
     effect, reported apart) neither ends nor extends a run."""
-    rows = group[group["outcome"] != "flushed"]
-    bad = rows["outcome"] != "ok"
+    outcome = group["outcome"].to_numpy(object)
+    kept = outcome != "flushed"
+    bad = outcome[kept] != "ok"
     out = {}
     for name in free_inputs:
-        per_value = bad.groupby(rows[name].to_numpy(), sort=True).any()
-        values = per_value.index.to_numpy(np.float64)
+        values, any_bad = _any_per_value(group[name].to_numpy(np.float64)[kept], bad)
         pieces = (segments or {}).get(name)
         piece = segment_index(values, pieces) if pieces else np.zeros(len(values), int)
-        out[name] = _runs(values, ~per_value.to_numpy(), piece)
+        out[name] = _runs(values, ~any_bad, piece)
     return out
+
+
+def _any_per_value(values: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values (ascending, NaN left out) and whether any of each one's
+    ``flags`` is set: a groupby's ``any`` by sorting once. 0.0 and -0.0 are one value,
+    shown with the sign of its first row (as a groupby keeps it)."""
+    keep = ~np.isnan(values)
+    values, flags = values[keep], flags[keep]
+    distinct, inverse = np.unique(values, return_inverse=True)
+    any_set = np.bincount(inverse, weights=flags.astype(np.float64), minlength=len(distinct)) > 0
+    zero = np.flatnonzero(distinct == 0)
+    if len(zero):
+        distinct[zero[0]] = values[np.flatnonzero(values == 0)[0]]
+    return distinct, any_set
 
 
 def domain_text(domain: dict[str, list], dtype: str = "float64") -> str:
