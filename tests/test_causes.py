@@ -128,6 +128,8 @@ def _finding(**kw) -> dict:
         "error_text": "",
     }
     base.update(kw)
+    if "counts" not in kw:  # a finding's counts name its own outcome, as findings.find's do
+        base["counts"] = json.dumps({base["outcome"]: 3})
     return base
 
 
@@ -562,18 +564,47 @@ def test_outcome_classes():
         ({"outcome": "wrong", "worst_got": 4.5e-16, "worst_truth": "-8e-20", "scale": 1.0}, 1),
         # The logistic's d³/dt³ at t = 17.96 in float32: -1.0e-6 for a true 1.6e-8 beside a
         # value of 1 is 8.4 eps of its scale, the size-1 terms' rounding: noise.
-        ({"outcome": "wrong", "worst_got": -1.0056850214823498e-06, "worst_truth": "1.5896835e-8",
-          "scale": 1.0}, 1),
+        (
+            {
+                "outcome": "wrong",
+                "worst_got": -1.0056850214823498e-06,
+                "worst_truth": "1.5896835e-8",
+                "scale": 1.0,
+            },
+            1,
+        ),
         # Noise is a small error too, not only a small truth: -2.4e-4 for a true 1.1e-10
         # beside a value of 1 is 2048 eps of it (11 bits of the scale lost), a wrong sign;
         # 7.03 for a true 0 beside a value of 1 (RK4's d/dr) is no noise at all; nor is
         # -1.5e23 for a true 6.7e-24 (seed 004's rule).
-        ({"outcome": "wrong", "worst_got": -0.000244140625, "worst_truth": "1.0551644e-10",
-          "scale": 1.0}, 4),
-        ({"outcome": "wrong", "worst_got": 7.027472126136557, "worst_truth": "0", "scale": 1.0,
-          "dtype": "float64"}, 3),
-        ({"outcome": "wrong", "worst_got": -1.5031092519121828e23, "worst_truth": "6.65e-24",
-          "scale": 53.37}, 4),
+        (
+            {
+                "outcome": "wrong",
+                "worst_got": -0.000244140625,
+                "worst_truth": "1.0551644e-10",
+                "scale": 1.0,
+            },
+            4,
+        ),
+        (
+            {
+                "outcome": "wrong",
+                "worst_got": 7.027472126136557,
+                "worst_truth": "0",
+                "scale": 1.0,
+                "dtype": "float64",
+            },
+            3,
+        ),
+        (
+            {
+                "outcome": "wrong",
+                "worst_got": -1.5031092519121828e23,
+                "worst_truth": "6.65e-24",
+                "scale": 53.37,
+            },
+            4,
+        ),
     ],
 )
 def test_severity_ranks_by_impact(kw, tier):
@@ -1015,3 +1046,82 @@ def test_a_missing_gradient_is_never_shown_as_a_value():
     gone = _finding(outcome="missing", worst_got=float("nan"))
     (text,) = root_causes(_classified(gone))["text"]
     assert "got nan" not in text and "for example c.impl d²/dx² at x = 20.0 (" in text
+
+
+def test_a_finding_of_mixed_outcomes_is_told_with_each_of_them():
+    """A finite-difference finding labelled ``wrong`` whose points are 18 NaN and 2 wrong,
+    its worst a NaN: the census said "is wrong (the wrong sign at ordinary inputs)" with a
+    worst of "got nan". The statement names the NaN, and no tier of "wrong" its finite
+    values do not show."""
+    mixed = _finding(
+        outcome="wrong",
+        severity=4,
+        counts=json.dumps({"nan": 18, "wrong": 2}),
+        worst_got=float("nan"),
+        worst_truth="-1.6759569e-77",
+        dtype="float64",
+    )
+    (text,) = root_causes(_classified(mixed))["text"]
+    assert "NaN" in text and "got nan" in text
+    assert "the wrong sign at ordinary inputs" not in text
+    assert "wrong (at most 4 correct bits, a 0 or the wrong sign)" in text
+
+
+def test_nan_beyond_the_dtype_beside_a_finite_truth_s_infinity_is_said_of_the_nan_only():
+    """sqrt's d3/dx3 is NaN at u = 2.5e-38 in float32 (truth 3.8e93: inf is right there) and
+    inf at 2.6e-16 (truth 3.4028219e38, a float32): "the truth lies beyond the dtype there"
+    is false of the second; the clause says where it holds."""
+    nan = _kernel(outcome="nan", severity=4, worst_got=float("nan"), worst_truth="3.8e93")
+    inf = _kernel(id="f2", outcome="inf", severity=4, worst_got=float("inf"))
+    inf["worst_truth"] = "3.40282185580048833062561456577e+38"
+    assert np.isfinite(np.float32(float(inf["worst_truth"])))  # a float32, not beyond it
+    (text,) = root_causes(_classified(nan, inf))["text"]
+    assert "(where it is NaN, the truth lies beyond the dtype: its right value is ±inf)" in text
+    assert "beyond the dtype there" not in text
+
+
+def test_zeros_for_subnormal_truths_in_two_dtypes_name_each_dtype_s_smallest_normal():
+    f32 = _finding(outcome="zero", worst_got=0.0, worst_truth="1.02757806e-41")
+    f64 = _finding(id="f2", dtype="float64", outcome="zero", worst_got=0.0, worst_truth="1e-310")
+    (text,) = root_causes(_classified(f32, f64))["text"]
+    # float32's 2**-126 as its shortest round-trip decimal, float64's 2**-1022 as repr.
+    assert np.float32("1.1754944e-38") == np.float32(2.0**-126)
+    assert "float32's 1.1754944e-38" in text
+    assert f"float64's {float(2.0**-1022)!r}" in text
+    assert "below float32's smallest normal, 1.1754944e-38)" not in text
+
+
+def test_a_value_kernel_wrong_at_order_0_only_speaks_of_no_derivative():
+    """PyTorch's log1p is 0 at the smallest subnormal: only the value (order 0) fails. The
+    census said "the derivatives through it are wrong ... at order 0", then "the function's
+    own value (order 0) is wrong at these points too"."""
+    value = _finding(order=0, partial="", value_wrong="log1p", value_ok=0.0, backend="torch")
+    (text,) = root_causes(_classified(value))["text"]
+    assert text.startswith("torch: the value of log1p is wrong at the inputs it receives")
+    assert "the function's value is" in text
+    assert "derivatives through it" not in text and "wrong at these points too" not in text
+
+
+@pytest.mark.parametrize(
+    "dtype, factor, order, got, expected",
+    [
+        ("float32", 1.0, 2, 0.0, True),  # the smallest normal itself: half is subnormal
+        ("float32", 1.9, 2, 0.0, True),
+        ("float32", 2.1, 2, 0.0, False),  # its coefficient f''/2 is normal
+        ("float32", 5.9, 3, -0.0, True),  # 3! = 6
+        ("float64", 23.0, 4, 0.0, True),  # 4! = 24
+        ("float64", 25.0, 4, 0.0, False),
+        ("float32", 0.5, 2, 0.0, False),  # subnormal itself: judged flushed directly
+        ("float32", 1.5, 2, 1e-38, False),  # not a 0
+        ("float32", 1.5, 1, 0.0, False),  # order 1: f'/1! is the derivative itself
+    ],
+)
+def test_a_taylor_coefficient_is_at_the_threshold_by_k_factorial(
+    dtype, factor, order, got, expected
+):
+    from harness.numerics.flush import at_threshold
+
+    tiny = mpmath.mpf(2) ** (-126 if dtype == "float32" else -1022)
+    with mpmath.workdps(40):
+        truth = mpmath.nstr(factor * tiny, 30)
+    assert at_threshold(got, truth, dtype, order) is expected

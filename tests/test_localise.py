@@ -258,16 +258,73 @@ def test_an_intermediate_flushed_to_zero_is_the_platform_s_in_every_framework(tm
     for c in culprit.values():
         u = c["inputs"]["u"]
         # The framework's 1 + exp(x) at one of the two points, within an ulp of the truth.
-        near = [float(mpmath.mpf(1) + mpmath.exp(mpmath.mpf(float(np.float32(x))))) for x in (87.5, 88.048836)]
+        near = [
+            float(mpmath.mpf(1) + mpmath.exp(mpmath.mpf(float(np.float32(x)))))
+            for x in (87.5, 88.048836)
+        ]
         assert any(abs(u - t) <= float(np.spacing(np.float32(t))) for t in near)
         with mpmath.workdps(40):
             truth = 1 / mpmath.mpf(u)
         assert 0 < truth < 2.0**-126 and c["got"] == 0.0 and c["partial"] == "u"
         assert abs(mpmath.mpf(c["truth"]) / truth - 1) < mpmath.mpf(10) ** -25
     text = row["text"]
-    assert text.startswith(", ".join(t for b, t in (("tensorflow", "TensorFlow"), ("jax", "JAX"), ("torch", "PyTorch")) if b in failing))
+    assert text.startswith(
+        ", ".join(
+            t
+            for b, t in (("tensorflow", "TensorFlow"), ("jax", "JAX"), ("torch", "PyTorch"))
+            if b in failing
+        )
+    )
     assert "the platform's flush of subnormal numbers" in text and "only in" not in text
     keep = [b for b in BACKENDS if not flush[b]]
     if keep:
         assert "100% of these points right" in text
+    assert audit(roots, found) == []
+
+
+TAYLOR_EDGE = """\
+title: sigmoid where its second derivative lies just above float32's smallest normal
+source: test
+inputs:
+  x: {values: [-87.33653]}
+function: 1 / (1 + exp(-x))
+derivatives: {wrt: x, orders: [2]}
+implementations:
+  kernel: {expression: "sigmoid(x)"}
+"""
+
+
+def test_a_taylor_coefficient_below_the_smallest_normal_is_the_platform_s(tmp_path):
+    """JAX's jet carries f''(x)/2!: at x = -87.33653 in float32, sigmoid''(x) is just above
+    float32's smallest normal 2**-126 and half of it is below, subnormal; a platform that
+    writes subnormal results as 0 (JAX on this CPU, by its own probe) gives 0. The root
+    cause is the platform's flush of that coefficient, not sigmoid's rule."""
+    from harness.causes.audit import audit
+    from harness.causes.study import study_root_causes
+    from harness.results import read_metadata, read_table
+    from harness.stages.run import run_case
+
+    x = mpmath.mpf(float(np.float32(-87.33653)))
+    with mpmath.workdps(50):
+        s = 1 / (1 + mpmath.exp(-x))
+        second = s * (1 - s) * (1 - 2 * s)
+    tiny = mpmath.mpf(2) ** -126
+    assert tiny <= second < 2 * tiny  # the point is what the test says it is
+    path = tmp_path / "edge.yaml"
+    path.write_text(TAYLOR_EDGE)
+    sel = Selection(backends=["jax"], dtypes=["float32"], methods=["taylor"], modes=["eager"])
+    run_case(path, selection=sel, results=tmp_path / "results")
+    meta = read_metadata(tmp_path / "results" / "edge" / "jax" / "all" / "evaluations.parquet")
+    flushes = meta["platform"]["flush"]["float32"]["eager"]["results"]
+    findings = read_table(tmp_path / "results" / "edge" / "findings.parquet")
+    found, roots, _ = study_root_causes(findings)
+    if not flushes:  # subnormals kept: the coefficient survives, the value is right
+        assert found.empty or "platform" not in set(roots["kind"])
+        return
+    assert list(roots["id"]) == ["platform:sigmoid:flush:wrong"]
+    (row,) = roots.to_dict("records")
+    (c,) = json.loads(row["culprit"]).values()
+    assert c["got"] == 0.0 and c["partial"] == "uu" and c["method"] == "taylor"
+    assert abs(mpmath.mpf(c["truth"]) / second - 1) < mpmath.mpf(10) ** -20
+    assert "Taylor coefficient f^(k)/k!" in row["text"] and "1.1754944e-38" in row["text"]
     assert audit(roots, found) == []

@@ -52,6 +52,8 @@ def nonfinite_words(group: pd.DataFrame) -> str:
         if o == "nan"
     ]
     if beyond and all(beyond):
+        if "inf" in set(group["outcome"]):  # an infinity for a finite truth: not there
+            return f"{word} (where it is NaN, the truth lies beyond the dtype: its right value is ±inf)"
         return f"{word} (the truth lies beyond the dtype there: its right value is ±inf)"
     if any(beyond):
         return f"{word} (at some points the truth lies beyond the dtype, where ±inf is right)"
@@ -179,8 +181,11 @@ def subnormal_zeros(group: pd.DataFrame) -> str:
     for truth, dtype in zip(zeros["worst_truth"], zeros["dtype"]):
         if not 0 < abs(round_decimal(truth, dtype)) < FORMATS[dtype].smallest_normal:
             return ""
-    dtype = zeros["dtype"].iat[0]
-    least = format_value(FORMATS[dtype].smallest_normal, dtype)
+    dtypes = [d for d in FORMATS if d in set(zeros["dtype"])]  # float16 ... float64
+    least = {d: format_value(FORMATS[d].smallest_normal, d) for d in dtypes}
     # "Where it gives 0": the worst point may be another value than 0 (got 2e-38 for a
     # truth of 6e-38), and the clause is about the zeros only.
-    return f" (where it gives 0, the truth is below {dtype}'s smallest normal, {least})"
+    if len(dtypes) == 1:
+        return f" (where it gives 0, the truth is below {dtypes[0]}'s smallest normal, {least[dtypes[0]]})"
+    each = listed([f"{d}'s {v}" for d, v in least.items()])
+    return f" (where it gives 0, the truth is below its dtype's smallest normal: {each})"

@@ -19,7 +19,8 @@ Whatever the failing points have in common is then evidence:
 - a primitive judged ``flushed`` alone (its derivative there is subnormal, and the
   platform writes it as 0: naive softplus's ``log(u)`` at ``u = 1 + exp(88)`` has
   ``1/u = 6e-39``) is **flushed**: the platform's flush of an intermediate, which the
-  rest of the chain rule turns into a real failure (a 0 for a truth of 1).
+  rest of the chain rule turns into a real failure (a 0 for a truth of 1); so is a Taylor
+  coefficient ``f^(k)/k!`` below it (:func:`harness.numerics.flush.at_threshold`).
 
 One table per evaluation piece (``localised.parquet``), a row per failing (implementation,
 method, dtype, partial, point); the compare stage attaches it to the findings. The back
@@ -43,6 +44,7 @@ from harness.causes.kinks import branches, kink_at, sides
 from harness.causes.sampling import OUTCOME_CLASS, RUNS, SAMPLE, one_axis, sample_failures
 from harness.causes.sites import Site, effective, sites
 from harness.numerics.floats import FORMATS, is_subnormal
+from harness.numerics.flush import at_threshold, with_flushes
 
 __all__ = ["FAILING", "LOCALISED_COLUMNS", "RUNS", "SAMPLE", "localise", "sample_failures"]
 
@@ -150,7 +152,7 @@ def _judge_primitives(
         frame = join_reference(one, rows, _reference(one, sub, dtype, settings), flags)
         judged = judge_frame(frame, settings.tolerance)
         judged["args"] = [union[int(p)] for p in judged["point"]]
-        out[name] = judged
+        out[name] = with_flushes(judged, flags)
     return out
 
 
@@ -278,7 +280,7 @@ def localise(
     wanted: dict[tuple, dict[tuple, int]] = {}  # (dtype, method, arity) -> (site, args) -> order
     primitives: dict[str, Site] = {}
     located: list[tuple] = []
-    own = _own_rows(judged_rows)
+    own = _own_rows(None if judged_rows is None else with_flushes(judged_rows, flags))
     judged: dict[tuple, dict] = {}  # (site, dtype, args, mode) -> {(method, label): row}
     for dtype, members in tasks.items():
         subtrees = list(dict.fromkeys(a for _, _, found in members for s in found for a in s.args))
@@ -385,9 +387,14 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
             value_wrong = value_wrong or site.name
             continue
         for (method, label), g in found.items():
-            if method == r.via and label and len(label) <= n and g.outcome == "flushed":
-                flushed = flushed or _flushed(site, label, g, a, r.via, r.in_mode)
-            if method != r.via or label == "" or len(label) > n or g.outcome in _RIGHT:
+            edge = (
+                method == "taylor"
+                and getattr(g, "flushes", False)
+                and at_threshold(g.value, g.reference, r.dtype, len(label))
+            )
+            if method == r.via and label and len(label) <= n and (g.outcome == "flushed" or edge):
+                flushed = flushed or _flushed(site, label, g, a, r.via, r.in_mode, edge)
+            if method != r.via or label == "" or len(label) > n or g.outcome in _RIGHT or edge:
                 continue
             if g.outcome in ("missing", "error", "not_applicable"):
                 continue
@@ -414,8 +421,9 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
 _RIGHT = ("ok", "flushed", "ref_unreliable")
 
 
-def _flushed(site: Site, label: str, g, a: tuple, via: str, mode: str) -> str:
-    """The flush of one primitive's derivative at its arguments, as JSON."""
+def _flushed(site: Site, label: str, g, a: tuple, via: str, mode: str, edge: bool) -> str:
+    """The flush of one primitive's derivative at its arguments, as JSON (``threshold``:
+    the derivative lies just above the smallest normal, a step of its rule below it)."""
     return json.dumps(
         {
             "name": site.name,
@@ -426,6 +434,7 @@ def _flushed(site: Site, label: str, g, a: tuple, via: str, mode: str) -> str:
             "truth": str(g.reference),
             "method": via,
             "mode": mode,
+            "threshold": bool(edge),
         }
     )
 

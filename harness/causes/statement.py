@@ -68,22 +68,43 @@ def _what(row: dict, group: pd.DataFrame, titles) -> str:
     the class's members telling how far a finite value is off, per framework where
     they differ), most striking first."""
     classes = group["outcome"].map(outcome_class)
+    # A finding of mixed outcomes ("wrong or nan", labelled by its worst class) shows
+    # each of them: its counts say which its points have.
+    shown = [_classes(o, n) for o, n in zip(group["outcome"], group.get("counts", classes))]
     words = []
     for c in ("nonfinite", "wrong", "missing", "error"):
-        if not (classes == c).any():
+        has = np.array([c in k for k in shown], bool)
+        if not has.any():
             continue
         if c == "wrong":
+            # How far a finite value is off, from the members whose worst is one.
+            finite = has & np.isfinite(pd.to_numeric(group["worst_got"], errors="coerce"))
             words.append(
-                _wrong(group[classes == c], titles, row["frameworks"].split(", "))
-                + subnormal_zeros(group[classes == c])
+                (
+                    _wrong(group[finite], titles, row["frameworks"].split(", "))
+                    if finite.any()
+                    else OUTCOME_WORDS["wrong"]
+                )
+                + subnormal_zeros(group[has])
             )
         elif c == "nonfinite":
-            words.append(nonfinite_words(group[classes == c]))
+            words.append(
+                nonfinite_words(group[classes == c] if (classes == c).any() else group[has])
+            )
         else:
             words.append(OUTCOME_WORDS[c])
     if not words:
         return OUTCOME_WORDS.get(row["outcome"], row["outcome"])
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _classes(outcome: str, counts) -> set[str]:
+    """The outcome classes of a member: its own and those its counts (JSON) name."""
+    try:
+        named = json.loads(counts) if isinstance(counts, str) else {}
+    except ValueError:
+        named = {}
+    return {outcome_class(outcome)} | {outcome_class(o) for o in named}
 
 
 METHOD_WORDS = {
@@ -129,6 +150,32 @@ def _cases(names: str) -> str:
     if len(cases) <= CASES_LISTED:
         return listed(cases)
     return f"{len(cases)} cases ({', '.join(cases[:3])} and {len(cases) - 3} more)"
+
+
+def _flush_where(group: pd.DataFrame, dtypes: list[str]) -> str:
+    """Where the flushed derivative lies: below the smallest normal, or (Taylor mode,
+    :func:`harness.numerics.flush.at_threshold`) above it with its Taylor coefficient
+    below it. ``dtypes``: the members' own, each one's smallest normal named."""
+    flushes = [json.loads(t) for t in group.get("flushed", []) if isinstance(t, str) and t]
+    edge = {bool(x.get("threshold")) for x in flushes}
+    named = [f"{d}'s {format_value(FORMATS[d].smallest_normal, d)}" for d in dtypes]
+    least = (
+        f"{dtypes[0]}'s smallest normal ({named[0].split(' ', 1)[1]})"
+        if len(dtypes) == 1
+        else f"its dtype's smallest normal ({listed(named)})"
+    )
+    if edge == {True}:
+        return (
+            f"is at least {least} but less than k! times it (k the order): its Taylor "
+            "coefficient f^(k)/k!, which Taylor mode (jet) carries, is subnormal and is "
+            "written as 0, so it is 0,"
+        )
+    if True in edge:
+        return (
+            f"is below {least}, or its Taylor coefficient f^(k)/k! is (Taylor mode), "
+            "and is written as 0,"
+        )
+    return f"is below {least} and is written as 0,"
 
 
 def _worst(row: dict, titles) -> str:
@@ -208,11 +255,16 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         # Localised to a primitive whose own value is wrong: the value kernel, not a rule.
         value = value_clause(group)
         value = "; the function's own value is right there" if value == VALUE_RIGHT else value
+        # Only the value (order 0) fails: no derivative to speak of, nor a clause on it.
+        through = (
+            f"the function's value is {what}"
+            if orders == "order 0"
+            else f"the derivatives through it are {what} at {orders}"
+        )
         head = (
             f"{frameworks}: the value of {subject.split(':')[0]} is wrong at the inputs it "
-            "receives "
-            f"(judged alone), and so the derivatives through it are {what} at {orders} in "
-            f"{dtype}{scope}{value}"
+            f"receives (judged alone), and so {through} in {dtype}{scope}"
+            f"{'' if orders == 'order 0' else value}"
         )
     elif kind == "kernel":
         value = value_clause(group)
@@ -229,12 +281,12 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
             + (kink_clause(group, titles))
         )
     elif kind == "platform":
+        own = [d for d in FORMATS if d in set(group["dtype"])]
         right, _ = others_at_those_points(group)
         told = shares_told(right, titles)
         head = (
             f"{frameworks}: the platform's flush of subnormal numbers: the derivative of "
-            f"{subject.split(':')[0]} at the input it receives is below {first}'s smallest "
-            f"normal ({format_value(FORMATS[first].smallest_normal, first)}) and is written as 0, "
+            f"{subject.split(':')[0]} at the input it receives {_flush_where(group, own)} "
             f"and the rest of the chain rule makes the derivatives {what} at {orders} in "
             f"{dtype}{scope}. Judged alone at the input it receives: "
             + _alone(culprit, row, titles)

@@ -35,18 +35,43 @@ import mpmath
 import numpy as np
 import pandas as pd
 
-from harness.numerics.floats import FORMATS, is_subnormal, round_mpf
+from harness.numerics.floats import FORMATS, is_subnormal, round_decimal, round_mpf
 
 __all__ = [
     "FLUSH_COLUMNS",
     "apply_flush",
+    "at_threshold",
     "flush_columns",
     "flushed_key",
     "flushed_reference",
     "rounded_at",
+    "with_flushes",
 ]
 
 FLUSH_COLUMNS = ("flush_input_rounded", "flush_input_defined")
+
+
+def with_flushes(judged: pd.DataFrame, flags: Mapping | None) -> pd.DataFrame:
+    """``judged`` (rows with ``dtype`` and ``mode``) with ``flushes``: whether the platform
+    writes subnormal results as 0 there (the probe's ``flags``, as :func:`flush_columns`)."""
+    on = [
+        bool(((flags or {}).get(d) or {}).get(m, {}).get("results"))
+        for d, m in zip(judged["dtype"], judged["mode"])
+    ]
+    return judged.assign(flushes=on)
+
+
+def at_threshold(got: float, truth, dtype: str, order: int) -> bool:
+    """Whether ``got``, a Taylor-mode derivative of ``order``, is a 0 for a ``truth``
+    (decimal text) at or above ``dtype``'s smallest normal but below ``order!`` times it:
+    Taylor mode (JAX's jet) carries the coefficient ``f^(k)/k!``, which is then subnormal,
+    and a platform that flushes writes it as 0 (jet's d2/dx2 of sigmoid at x = -87.33653
+    in float32: a truth of 1.1755e-38, a coefficient of half that). Below the smallest
+    normal, the flush is judged ``flushed`` directly."""
+    if got != 0 or order < 2:
+        return False
+    least = FORMATS[dtype].smallest_normal
+    return least <= abs(round_decimal(truth, dtype)) < math.factorial(order) * least
 
 
 def flushed_key(key: tuple[float, ...], fmt) -> tuple[float, ...]:
