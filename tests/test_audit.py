@@ -119,3 +119,45 @@ def test_an_id_names_a_crash_by_its_type_and_a_digest_of_its_text():
     assert list(found["root_cause"]) == [
         f"method:tensorflow:forward+reverse:IndexError-{digest}:error"
     ]
+
+
+def test_a_worst_nan_under_words_that_name_none_and_an_overclaimed_beyond_are_caught():
+    """The census's formula:finite_difference:wrong said "is wrong (the wrong sign at
+    ordinary inputs)" with a worst of "got nan"; kernel:sqrt:nonfinite said "the truth
+    lies beyond the dtype there" beside a member infinite for a float32 truth."""
+    mixed = _finding(
+        outcome="wrong",
+        severity=4,
+        counts=json.dumps({"nan": 18, "wrong": 2}),
+        worst_got=float("nan"),
+        worst_truth="-1.6759569e-77",
+    )
+    found = _classified(mixed)
+    roots = root_causes(found)
+    assert audit(roots, found) == []
+    text = roots["text"].iat[0]
+    worst = text[text.index("worst: ") :]
+    said = "tensorflow: c.impl is wrong (the wrong sign at ordinary inputs) at order 2. "
+    assert _rules(roots.assign(text=said + worst), found)[roots["id"].iat[0]] == {"worst shown"}
+
+    nan = _kernel(outcome="nan", severity=4, worst_got=float("nan"), worst_truth="3.8e93")
+    inf = _kernel(id="f2", outcome="inf", severity=4, worst_got=float("inf"))
+    inf["worst_truth"] = "3.40282185580048833062561456577e+38"
+    found = _classified(nan, inf)
+    roots = root_causes(found)
+    assert audit(roots, found) == []
+    there = "NaN or infinite (the truth lies beyond the dtype there: its right value is ±inf)"
+    planted = roots.assign(
+        text=roots["text"].str.replace(
+            "NaN or infinite (where it is NaN, the truth lies beyond the dtype: its right value is ±inf)",
+            there,
+            regex=False,
+        )
+    )
+    assert there in planted["text"].iat[0]
+    assert _rules(planted, found)[roots["id"].iat[0]] == {"beyond"}
+    # A NaN whose truth is a float32 (3.0e38 < 3.4028235e38): not beyond it either.
+    inside = _classified({**nan, "worst_truth": "3.0e38"})
+    roots = root_causes(inside)
+    planted = roots.assign(text=roots["text"] + f" ({there})")
+    assert "beyond" in _rules(planted, inside)[roots["id"].iat[0]]

@@ -16,6 +16,10 @@ rows: :mod:`harness.causes.evidence`), never on the statement's own code:
 - ``one mechanism``: a ``kernel`` root cause's members each name its primitive as their
   own culprit (or its wrong value), a ``platform`` one's the primitive whose derivative
   the platform flushed; a root cause's members share one outcome class;
+- ``worst shown``: a worst value of NaN is named NaN, an infinity infinite (or the wrong
+  sign: the opposite infinity to a truth beyond the dtype);
+- ``beyond``: "the truth lies beyond the dtype there" only where no member is infinite
+  for a finite truth and every NaN member's worst truth overflows the dtype;
 - ``crash``: a root cause of exceptions or of missing gradients shows no value ("got nan");
 - ``every primitive``: "every primitive is right at its own inputs" only where every
   member's failing values were localised (registered solvers never are);
@@ -39,7 +43,7 @@ import pandas as pd
 
 from harness.causes.classify import ID_LENGTH, ID_PATTERN, outcome_class
 from harness.causes.clauses import RIGHT_SHARE
-from harness.numerics.floats import to_format
+from harness.numerics.floats import round_decimal, to_format
 
 __all__ = ["Problem", "audit", "printed_inputs"]
 
@@ -147,9 +151,34 @@ def _problems(r: dict, group: pd.DataFrame):
     classes = {outcome_class(o) for o in group["outcome"]}
     if len(classes) > 1 and r["kind"] != "rule":
         yield "one mechanism", f"outcome classes {sorted(classes)}"
+    yield from _outcomes(group, text)
     if r["outcome"] in ("error", "missing") and "got nan" in text:
         yield "crash", f"{'an exception' if r['outcome'] == 'error' else 'None'} shown as a value"
     yield from _inputs(r, group, text)
+
+
+#: "The truth lies beyond the dtype there" (of every non-finite value it names).
+BEYOND_THERE = "the truth lies beyond the dtype there"
+
+
+def _outcomes(group: pd.DataFrame, text: str):
+    """The worst value shown is of an outcome the words name; the truth lies beyond the
+    dtype "there" only where no member is infinite for a finite truth (outcome ``inf``)
+    and every NaN member's worst truth overflows."""
+    words, _, worst = text.partition("worst: ")
+    got = re.search(r": got (-?inf|nan)\b", worst)
+    # An infinity may be the opposite one to a truth beyond the dtype: "the wrong sign".
+    named = ("NaN",) if got and got.group(1) == "nan" else ("infinite", "wrong sign")
+    if got and not any(w in words for w in named):
+        yield "worst shown", f"a worst of {got.group(1)} the words do not name"
+    if BEYOND_THERE in text:
+        nan = group[group["outcome"] == "nan"]
+        if (group["outcome"] == "inf").any():
+            yield "beyond", "a member infinite where its truth is finite"
+        for truth, dtype in zip(nan["worst_truth"], nan["dtype"]):
+            if not math.isinf(round_decimal(truth, dtype)):
+                yield "beyond", f"a NaN whose truth {truth} is a {dtype}"
+                break
 
 
 def _inputs(r: dict, group: pd.DataFrame, text: str):
