@@ -11,8 +11,9 @@ whole), of the exact edges' bisection (the bisector times every framework call i
 and of the localisation; the rest of the job is the harness's own (process start, imports, tracing, judging, writing).
 
 The floor is what a bare script doing the same framework work cannot go under: the same
-framework calls (the sweep's and the bisection's) and one framework import per process
-that runs them. The import is measured here, in fresh processes (``--rounds``, median),
+framework calls (the sweep's, the bisection's and the localisation's: the primitives of
+each failing value judged alone, ``localise_call_seconds``) and one framework import per
+process that runs them. The import is measured here, in fresh processes (``--rounds``, median),
 alone on the machine. benchmarks/overhead.py measured the harness's TensorFlow evaluation
 at 0.99x a bare TensorFlow script making the same calls (issue 13), so the seconds
 inside the calls stand for the bare script's. Printed: the study's job seconds against
@@ -84,6 +85,10 @@ def evaluations(results: Path) -> list[dict]:
                 "sweep": sweep,
                 "bisection": sum((bisection.get("tensorflow_seconds") or {}).values()),
                 "localise": float(stats.get("localise_seconds") or 0.0),
+                # Of the localisation, inside the framework's calls (the primitives judged
+                # alone at the arguments they receive): framework work a bare script
+                # localising the same failures makes too.
+                "localise_calls": float(stats.get("localise_call_seconds") or 0.0),
                 "evaluation": float(stats.get("seconds") or 0.0),
             }
         )
@@ -107,7 +112,7 @@ def main() -> int:
     pieces = evaluations(args.results)
     by_backend: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for p in pieces:
-        for k in ("sweep", "bisection", "localise", "evaluation"):
+        for k in ("sweep", "bisection", "localise", "localise_calls", "evaluation"):
             by_backend[p["backend"]][k] += p[k]
         by_backend[p["backend"]]["jobs"] += 1
     evaluate_jobs = {
@@ -118,20 +123,22 @@ def main() -> int:
     print("\nevaluation jobs by back end (seconds):")
     print(
         f"  {'back end':11s} {'jobs':>4s} {'job s':>8s} {'sweep':>8s} {'bisect':>8s} "
-        f"{'localise':>8s} {'import':>7s} {'floor':>8s} {'job/floor':>9s}"
+        f"{'localise':>8s} {'its calls':>9s} {'import':>7s} {'floor':>8s} {'job/floor':>9s}"
     )
     floor = 0.0
     for b, t in sorted(by_backend.items()):
-        f = t["sweep"] + t["bisection"] + imports[b] * t["jobs"]
+        f = t["sweep"] + t["bisection"] + t["localise_calls"] + imports[b] * t["jobs"]
         floor += f
         print(
             f"  {b:11s} {int(t['jobs']):4d} {evaluate_jobs[b]:8.1f} {t['sweep']:8.1f} "
-            f"{t['bisection']:8.1f} {t['localise']:8.1f} {imports[b]:7.2f} {f:8.1f} "
+            f"{t['bisection']:8.1f} {t['localise']:8.1f} {t['localise_calls']:9.1f} "
+            f"{imports[b]:7.2f} {f:8.1f} "
             f"{evaluate_jobs[b] / f:9.2f}"
         )
     print(
-        f"\nthe frameworks' floor: {floor:.1f} job seconds (the calls of the sweep and the "
-        f"bisection, one import per evaluation job); the study: {total:.1f} job seconds, "
+        f"\nthe frameworks' floor: {floor:.1f} job seconds (the calls of the sweep, the "
+        f"bisection and the localisation, one import per evaluation job); the study: "
+        f"{total:.1f} job seconds, "
         f"{total / floor:.2f}x the floor"
     )
     if args.wall:
