@@ -1125,3 +1125,72 @@ def test_a_taylor_coefficient_is_at_the_threshold_by_k_factorial(
     with mpmath.workdps(40):
         truth = mpmath.nstr(factor * tiny, 30)
     assert at_threshold(got, truth, dtype, order) is expected
+
+
+def _value(backend: str, lo: float, hi: float, **kw) -> dict:
+    """A finding of softplus's value (order 0) wrong at its own input, in ``backend``."""
+    base = dict(
+        backend=backend,
+        order=0,
+        partial="",
+        derivative="f",
+        value_wrong="softplus",
+        outcome="inaccurate",
+        lo=lo,
+        hi=hi,
+        worst_inputs=json.dumps({"x": lo}),
+        worst_got=1.0,
+        worst_truth="1.5",
+    )
+    return _finding(**{**base, **kw})
+
+
+def test_one_primitive_failing_apart_in_two_frameworks_is_two_root_causes():
+    """The quick census (2026-12-07) merged TensorFlow's softplus, inaccurate at its
+    switch at -13.942386 (float32) and -34.04365539550781 (float64), with PyTorch's,
+    0 below -88.72284 and wrong past its threshold 20: two frameworks' kernels failing at
+    inputs that never meet are two mechanisms, each stated for its own framework."""
+    found = _classified(
+        _value("tensorflow", -13.942386, -13.942386, id="f1"),
+        _value("tensorflow", -34.04365539550781, -34.04365338911716, dtype="float64", id="f2"),
+        _value("torch", -103.97208, -88.72284, outcome="zero", worst_got=0.0, id="f3"),
+        _value("torch", 20.000000000000004, 20.000001907348633, dtype="float64", id="f4"),
+    )
+    roots = root_causes(found).set_index("id")
+    assert sorted(roots.index) == [
+        "kernel:tensorflow:softplus:value:wrong",
+        "kernel:torch:softplus:value:wrong",
+    ]
+    assert roots.loc["kernel:tensorflow:softplus:value:wrong", "frameworks"] == "tensorflow"
+    assert roots.loc["kernel:torch:softplus:value:wrong", "members"] == 2
+    assert roots.loc["kernel:torch:softplus:value:wrong", "text"].startswith("torch: ")
+    # Every finding's root cause names the row it is counted in.
+    assert set(found["root_cause"]) == set(roots.index)
+    assert audit(roots.reset_index(), found) == []
+    # Merged as they were, the checker says PyTorch's inputs meet none of TensorFlow's.
+    merged = found.assign(root_cause="kernel:softplus:value:wrong")
+    one = root_causes(merged).iloc[[0]]
+    assert one["id"].iat[0] == "kernel:softplus:value:wrong"
+    assert [p.rule for p in audit(one, merged)] == ["one mechanism"]
+
+
+def test_frameworks_failing_at_meeting_inputs_stay_one_root_cause():
+    """cosh overflows on |x| in [88.72284, 89.415985] in every framework: one mechanism.
+    Inputs meet across dtypes (a float64 region holding a float32 one), and a third
+    framework joins through either of the other two."""
+    found = _classified(
+        _value("tensorflow", 88.72284, 89.415985, id="f1"),
+        _value("jax", 709.7827128933841, 710.4758600739439, dtype="float64", id="f2"),
+        _value("jax", 89.0, 89.2, id="f3"),
+        _value("torch", 709.8, 710.0, dtype="float64", id="f4"),
+    )
+    assert list(root_causes(found)["id"]) == ["kernel:softplus:value:wrong"]
+    # Noise alone (the truth and the error at the rounding of the function's scale)
+    # falls at scattered inputs in every framework: never split.
+    noise = dict(worst_got=1e-17, worst_truth="1e-17", scale=1.0)
+    scattered = _classified(
+        _value("tensorflow", 1e9, 2e9, id="f1", **noise),
+        _value("torch", 5e29, 5e29, id="f2", **noise),
+    )
+    assert list(root_causes(scattered)["id"]) == ["kernel:softplus:value:wrong"]
+    assert set(scattered["impact"]) == {1}

@@ -15,7 +15,9 @@ rows: :mod:`harness.causes.evidence`), never on the statement's own code:
   inputs;
 - ``one mechanism``: a ``kernel`` root cause's members each name its primitive as their
   own culprit (or its wrong value), a ``platform`` one's the primitive whose derivative
-  the platform flushed; a root cause's members share one outcome class;
+  the platform flushed; a root cause's members share one outcome class; a ``kernel``
+  root cause of more than noise holds no framework whose failing inputs meet none of the
+  other frameworks' (the same case's input, overlapping intervals in any dtype);
 - ``worst shown``: a worst value of NaN is named NaN, an infinity infinite (or the wrong
   sign: the opposite infinity to a truth beyond the dtype);
 - ``beyond``: "the truth lies beyond the dtype there" only where no member is infinite
@@ -151,10 +153,29 @@ def _problems(r: dict, group: pd.DataFrame):
     classes = {outcome_class(o) for o in group["outcome"]}
     if len(classes) > 1 and r["kind"] != "rule":
         yield "one mechanism", f"outcome classes {sorted(classes)}"
+    if r["kind"] == "kernel" and group["impact"].max() > 1:
+        yield from _apart(group)
     yield from _outcomes(group, text)
     if r["outcome"] in ("error", "missing") and "got nan" in text:
         yield "crash", f"{'an exception' if r['outcome'] == 'error' else 'None'} shown as a value"
     yield from _inputs(r, group, text)
+
+
+def _apart(group: pd.DataFrame):
+    """A framework of a kernel root cause whose members' intervals meet no other
+    framework's: two mechanisms told as one."""
+    spans: dict[str, list[tuple]] = {}
+    for f in group.itertuples(index=False):
+        if not f.input or pd.isna(f.lo) or pd.isna(f.hi):
+            return  # a member with no interval meets every other
+        spans.setdefault(f.backend, []).append((f.case, f.input, float(f.lo), float(f.hi)))
+    if len(spans) < 2:
+        return
+    for backend, own in spans.items():
+        others = [s for b, theirs in spans.items() if b != backend for s in theirs]
+        if not any(a[:2] == b[:2] and a[2] <= b[3] and b[2] <= a[3] for a in own for b in others):
+            yield "one mechanism", f"{backend}'s failing inputs meet no other framework's"
+            return
 
 
 #: "The truth lies beyond the dtype there" (of every non-finite value it names).

@@ -33,6 +33,7 @@ from harness.causes.classify import (
     severity,
     signature,
 )
+from harness.causes.frameworks_apart import apart
 from harness.causes.statement import root_text
 from harness.judge.findings_text import severity as severity_of
 from harness.results import text_as_objects
@@ -118,6 +119,7 @@ def classify_findings(
         )
         for i in members:
             roots[i] = f"rule:{subject}:{first}"
+    apart(findings, kinds, impacts, roots)  # one primitive, frameworks failing apart: as many
     return findings.assign(kind=kinds, subject=subjects, impact=impacts, root_cause=roots)
 
 
