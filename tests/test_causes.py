@@ -1194,3 +1194,13 @@ def test_frameworks_failing_at_meeting_inputs_stay_one_root_cause():
     )
     assert list(root_causes(scattered)["id"]) == ["kernel:softplus:value:wrong"]
     assert set(scattered["impact"]) == {1}
+    # Noise beside two frameworks failing apart goes with the one its inputs meet.
+    beside = _classified(
+        _value("tensorflow", -13.942386, -13.942386, id="f1"),
+        _value("torch", -103.97208, -88.72284, outcome="zero", worst_got=0.0, id="f2"),
+        _value("jax", -100.0, -90.0, id="f3", **noise),
+    )
+    assert sorted(root_causes(beside)["id"]) == [
+        "kernel:jax+torch:softplus:value:wrong",
+        "kernel:tensorflow:softplus:value:wrong",
+    ]

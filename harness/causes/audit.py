@@ -16,7 +16,7 @@ rows: :mod:`harness.causes.evidence`), never on the statement's own code:
 - ``one mechanism``: a ``kernel`` root cause's members each name its primitive as their
   own culprit (or its wrong value), a ``platform`` one's the primitive whose derivative
   the platform flushed; a root cause's members share one outcome class; a ``kernel``
-  root cause of more than noise holds no framework whose failing inputs meet none of the
+  root cause holds no framework whose failing inputs (beyond noise) meet none of the
   other frameworks' (the same case's input, overlapping intervals in any dtype);
 - ``worst shown``: a worst value of NaN is named NaN, an infinity infinite (or the wrong
   sign: the opposite infinity to a truth beyond the dtype);
@@ -153,7 +153,7 @@ def _problems(r: dict, group: pd.DataFrame):
     classes = {outcome_class(o) for o in group["outcome"]}
     if len(classes) > 1 and r["kind"] != "rule":
         yield "one mechanism", f"outcome classes {sorted(classes)}"
-    if r["kind"] == "kernel" and group["impact"].max() > 1:
+    if r["kind"] == "kernel":
         yield from _apart(group)
     yield from _outcomes(group, text)
     if r["outcome"] in ("error", "missing") and "got nan" in text:
@@ -166,6 +166,8 @@ def _apart(group: pd.DataFrame):
     framework's: two mechanisms told as one."""
     spans: dict[str, list[tuple]] = {}
     for f in group.itertuples(index=False):
+        if f.impact <= 1:
+            continue  # rounding noise, scattered in every framework, meets nothing
         if not f.input or pd.isna(f.lo) or pd.isna(f.hi):
             return  # a member with no interval meets every other
         spans.setdefault(f.backend, []).append((f.case, f.input, float(f.lo), float(f.hi)))

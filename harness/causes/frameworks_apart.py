@@ -13,8 +13,9 @@ their dtypes (a region is a set of reals: float32's ``[4.93, 87.3]`` and float64
 ``[4.93, 708.4]`` are the same mechanism in two dtypes). A member with no interval (a grid's
 ranges, a point without a region) meets every other: nothing splits it off. Rounding
 noise (impact 1: an error at the rounding of the function's own scale) falls at scattered
-inputs in every framework and is no mechanism to localise: a root cause of noise alone
-stays whole.
+inputs in every framework and is no mechanism to localise: it takes no part in the
+meeting (a root cause of noise alone stays whole), and a framework with noise alone goes
+with the first group whose inputs its noise meets, else the first group.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def apart(findings: pd.DataFrame, kinds: list[str], impacts: list[int], roots: l
     for root, rows in members.items():
         if max(impacts[i] for i in rows) <= NOISE:
             continue
-        groups = _groups(findings, rows)
+        groups = _groups(findings, rows, [impacts[i] > NOISE for i in rows])
         if len(groups) < 2:
             continue
         kind, rest = root.split(":", 1)
@@ -52,22 +53,25 @@ def apart(findings: pd.DataFrame, kinds: list[str], impacts: list[int], roots: l
                 roots[i] = f"{kind}:{'+'.join(frameworks)}:{rest}"
 
 
-def _groups(findings: pd.DataFrame, rows: list[int]) -> list[tuple[list[str], list[int]]]:
-    """The members' frameworks in groups whose failing inputs meet, each with its rows."""
+def _groups(
+    findings: pd.DataFrame, rows: list[int], real: list[bool]
+) -> list[tuple[list[str], list[int]]]:
+    """The members' frameworks in groups whose failing inputs meet (``real``: each
+    member more than noise), each with its rows."""
     spans: dict[str, list[tuple]] = {}
-    open_ended: set[str] = set()
-    for i in rows:
+    noise: dict[str, list[tuple]] = {}
+    for i, more in zip(rows, real):
         backend = str(findings["backend"].iat[i])
         axis = str(findings["input"].iat[i] or "")
         lo, hi = findings["lo"].iat[i], findings["hi"].iat[i]
-        spans.setdefault(backend, [])
         if not axis or pd.isna(lo) or pd.isna(hi):
-            open_ended.add(backend)
-            continue
-        spans[backend].append((findings["case"].iat[i], axis, float(lo), float(hi)))
-    order = sorted(spans, key=lambda b: (BACKENDS.index(b) if b in BACKENDS else 99, b))
-    if len(order) < 2 or open_ended:
-        return [(order, rows)]
+            span = None  # meets every other
+        else:
+            span = (findings["case"].iat[i], axis, float(lo), float(hi))
+        (spans if more else noise).setdefault(backend, []).append(span)
+    order = sorted(spans, key=_rank)
+    if len(order) < 2 or any(None in v for v in spans.values()):
+        return [(sorted({*spans, *noise}, key=_rank), rows)]
     parent = {b: b for b in order}
 
     def find(b: str) -> str:
@@ -82,13 +86,25 @@ def _groups(findings: pd.DataFrame, rows: list[int]) -> list[tuple[list[str], li
     heads: dict[str, list[str]] = {}
     for b in order:
         heads.setdefault(find(b), []).append(b)
+    groups = list(heads.values())
+    for b in sorted(set(noise) - set(spans), key=_rank):
+        own = [s for s in noise[b] if s is not None]
+        home = next((g for g in groups if any(_meet(own, spans[a]) for a in g)), groups[0])
+        home.append(b)
     out = []
-    for frameworks in heads.values():
-        out.append(([*frameworks], [i for i in rows if findings["backend"].iat[i] in frameworks]))
+    for frameworks in groups:
+        frameworks.sort(key=_rank)
+        out.append((frameworks, [i for i in rows if findings["backend"].iat[i] in frameworks]))
     return out
 
 
+def _rank(backend: str) -> tuple:
+    return (BACKENDS.index(backend) if backend in BACKENDS else 99, backend)
+
+
 def _meet(these: list[tuple], those: list[tuple]) -> bool:
+    if None in these or None in those:
+        return True
     return any(
         c == d and x == y and lo <= hi2 and lo2 <= hi
         for c, x, lo, hi in these
