@@ -41,7 +41,15 @@ from harness.cases import expressions as ex
 from harness.cases.model import label_partial
 from harness.cases.synthetic import expression_case
 from harness.causes.kinks import branches, kink_at, sides
-from harness.causes.sampling import OUTCOME_CLASS, RUNS, SAMPLE, one_axis, sample_failures
+from harness.causes.sampling import (
+    OUTCOME_CLASS,
+    RUNS,
+    SAMPLE,
+    in_modes,
+    one_axis,
+    routes,
+    sample_failures,
+)
 from harness.causes.sites import Site, effective, sites
 from harness.numerics.floats import FORMATS, is_subnormal
 from harness.numerics.flush import at_threshold, with_flushes
@@ -182,44 +190,6 @@ def _affine(site: Site) -> bool:
     return site.name != "div" or isinstance(site.primitive.left, ex.Var)
 
 
-def _routes(rows: pd.DataFrame) -> np.ndarray:
-    """The method each failing row is localised by: reverse mode where the reverse row
-    at the same point fails too (what they share is found by the cheap method; forward
-    mode's primitives cost TensorFlow seconds each, a helper traced per op and nesting
-    level), else the row's own method (a failure of that method alone)."""
-    reverse = rows[rows["method"] == "reverse"]
-    failing = set(
-        zip(reverse["implementation"], reverse["dtype"], reverse["partial"], reverse["point"])
-    )
-    keys = zip(rows["implementation"], rows["dtype"], rows["partial"], rows["point"])
-    own = rows["method"].to_numpy(object)
-    # Bits lost by one method alone are not worth its primitives' cost: reverse mode
-    # judges them (it finds every primitive right: a method's own rounding).
-    lost = (rows["outcome"] == "inaccurate").to_numpy()
-    return np.array(
-        [("reverse" if k in failing or b else m) for k, m, b in zip(keys, own, lost)],
-        dtype=object,
-    )
-
-
-def _modes(rows: pd.DataFrame) -> np.ndarray:
-    """The mode each failing row's primitives run in: eager, unless the row fails in a
-    compiled mode only (no eager row fails at its implementation, dtype, partial, method
-    and point) with a non-finite, zero or wrong value, then that mode. Bits lost by one
-    mode alone are not worth compiling every primitive for (JAX's jit of a three-input
-    case's primitives costs seconds): eager mode judges them, as reverse mode judges
-    bits lost by one method alone."""
-    keys = ["implementation", "dtype", "partial", "method", "point"]
-    eager = rows[rows["mode"] == "eager"]
-    failing = set(map(tuple, eager[keys].itertuples(index=False)))
-    alone = np.array(
-        [k not in failing for k in map(tuple, rows[keys].itertuples(index=False))], dtype=bool
-    )
-    mode = rows["mode"].to_numpy(object)
-    lost = (rows["outcome"] == "inaccurate").to_numpy()
-    return np.where(alone & ~lost & (mode != "eager"), mode, "eager")
-
-
 def _whole(site: Site, eff, names: Sequence[str]) -> dict[str, str] | None:
     """``{input: variable}`` where ``site`` is the whole expression differentiated, one
     primitive of distinct inputs (a census case's ``op(x)``): the evaluation's own rows
@@ -258,10 +228,10 @@ def localise(
 
     names = list(case.input_names)
     rows = failing[failing["outcome"].isin(FAILING) & failing["method"].isin(METHODS)]
-    rows = rows.assign(in_mode=_modes(rows))
+    rows = rows.assign(in_mode=in_modes(rows))
     rows = rows.sort_values("in_mode", key=lambda m: m != "eager", kind="stable")
     rows = rows.drop_duplicates(["implementation", "dtype", "partial", "method", "point"])
-    rows = sample_failures(rows.assign(via=_routes(rows)), RUNS if one_axis(rows, names) else 0)
+    rows = sample_failures(rows.assign(via=routes(rows)), RUNS if one_axis(rows, names) else 0)
     impls = {i.name: i for i in case.implementations}
     out: list[dict] = []
     # 1. What each failing row differentiates.

@@ -1,6 +1,7 @@
-"""Which failing values are localised (:mod:`harness.causes.localise`): a sample per
-(implementation, dtype, partial, method), since a failure is one mechanism along a
-stretch of inputs and a grid has thousands of failing points.
+"""Which failing values are localised (:mod:`harness.causes.localise`), and how: a
+sample per (implementation, dtype, partial, method), since a failure is one mechanism
+along a stretch of inputs and a grid has thousands of failing points; each by the method
+(:func:`routes`) and in the mode (:func:`in_modes`) its primitives run in.
 """
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["OUTCOME_CLASS", "RUNS", "SAMPLE", "one_axis", "sample_failures"]
+__all__ = [
+    "OUTCOME_CLASS",
+    "RUNS",
+    "SAMPLE",
+    "in_modes",
+    "one_axis",
+    "routes",
+    "sample_failures",
+]
 
 #: What a failing outcome is like, for choosing among several failing primitives.
 OUTCOME_CLASS = {
@@ -66,3 +75,41 @@ def sample_failures(rows: pd.DataFrame, runs: int = RUNS) -> pd.DataFrame:
         worst_of = [int(starts[i] + np.argmax(bits[starts[i] : ends[i]])) for i in set(chosen)]
         keep.append(group.iloc[sorted({worst, *spread.tolist(), *worst_of})])
     return pd.concat(keep) if keep else rows
+
+
+def routes(rows: pd.DataFrame) -> np.ndarray:
+    """The method each failing row is localised by: reverse mode where the reverse row
+    at the same point fails too (what they share is found by the cheap method; forward
+    mode's primitives cost TensorFlow seconds each, a helper traced per op and nesting
+    level), else the row's own method (a failure of that method alone)."""
+    reverse = rows[rows["method"] == "reverse"]
+    failing = set(
+        zip(reverse["implementation"], reverse["dtype"], reverse["partial"], reverse["point"])
+    )
+    keys = zip(rows["implementation"], rows["dtype"], rows["partial"], rows["point"])
+    own = rows["method"].to_numpy(object)
+    # Bits lost by one method alone are not worth its primitives' cost: reverse mode
+    # judges them (it finds every primitive right: a method's own rounding).
+    lost = (rows["outcome"] == "inaccurate").to_numpy()
+    return np.array(
+        [("reverse" if k in failing or b else m) for k, m, b in zip(keys, own, lost)],
+        dtype=object,
+    )
+
+
+def in_modes(rows: pd.DataFrame) -> np.ndarray:
+    """The mode each failing row's primitives run in: eager, unless the row fails in a
+    compiled mode only (no eager row fails at its implementation, dtype, partial, method
+    and point) with a non-finite, zero or wrong value, then that mode. Bits lost by one
+    mode alone are not worth compiling every primitive for (JAX's jit of a three-input
+    case's primitives costs seconds): eager mode judges them, as reverse mode judges
+    bits lost by one method alone."""
+    keys = ["implementation", "dtype", "partial", "method", "point"]
+    eager = rows[rows["mode"] == "eager"]
+    failing = set(map(tuple, eager[keys].itertuples(index=False)))
+    alone = np.array(
+        [k not in failing for k in map(tuple, rows[keys].itertuples(index=False))], dtype=bool
+    )
+    mode = rows["mode"].to_numpy(object)
+    lost = (rows["outcome"] == "inaccurate").to_numpy()
+    return np.where(alone & ~lost & (mode != "eager"), mode, "eager")
