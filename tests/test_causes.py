@@ -1204,3 +1204,42 @@ def test_frameworks_failing_at_meeting_inputs_stay_one_root_cause():
         "kernel:jax+torch:softplus:value:wrong",
         "kernel:tensorflow:softplus:value:wrong",
     ]
+
+
+def test_a_compiler_s_kernel_is_one_root_cause_with_the_framework_that_always_runs_it():
+    """The quick census told XLA's cosh twice: JAX's kernel:cosh:value:wrong and
+    TensorFlow's mode:census_cosh.kernel@XLA:wrong, at the same inputs with the same
+    values. Localised under XLA, TensorFlow's value of cosh is wrong there too: one
+    mechanism, whose statement says TensorFlow meets it only under XLA."""
+    compilers = {"tensorflow": {"xla": "XLA"}, "jax": {"jit": "XLA"}}
+    common = dict(
+        case="census_cosh",
+        implementation="kernel",
+        dtype="float64",
+        input="x",
+        lo=89.41598510742188,
+        hi=710.4758600739439,
+        order=1,
+        outcome="inaccurate",
+        value_wrong="cosh",
+        worst_got=1.0,
+        worst_truth="1.5",
+    )
+    jax = _finding(id="f1", backend="jax", modes="eager, jit", **common)
+    xla = _finding(
+        id="f2",
+        backend="tensorflow",
+        modes="xla",
+        modes_ok=json.dumps({"eager": 1.0, "function": 1.0}),
+        **common,
+    )
+    found = classify_findings(pd.DataFrame([jax, xla]), lambda b: (), compilers.get)
+    roots = root_causes(found)
+    assert list(roots["id"]) == ["kernel:cosh:value:wrong"]
+    assert "(tensorflow only under XLA (jit_compile=True))" in roots["text"].iat[0]
+    assert audit(roots, found) == []
+    # Not localised to a wrong value under XLA, it stays the compiler's mode.
+    alone = classify_findings(
+        pd.DataFrame([{**xla, "value_wrong": ""}]), lambda b: (), compilers.get
+    )
+    assert list(alone["root_cause"]) == ["mode:census_cosh.kernel@XLA:wrong"]

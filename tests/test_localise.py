@@ -328,3 +328,36 @@ def test_a_taylor_coefficient_below_the_smallest_normal_is_the_platform_s(tmp_pa
     assert abs(mpmath.mpf(c["truth"]) / second - 1) < mpmath.mpf(10) ** -20
     assert "Taylor coefficient f^(k)/k!" in row["text"] and "1.1754944e-38" in row["text"]
     assert audit(roots, found) == []
+
+
+def test_a_value_failing_under_a_compiler_alone_runs_its_primitives_there():
+    """XLA's cosh is inaccurate past 89.41598 where TensorFlow's eager cosh is right: a
+    value (order 0) failing in a compiled mode alone, even by bits lost, is localised in
+    that mode, and so is a derivative's bits lost at a point where the value fails there
+    alone; other bits lost by one mode alone are judged in eager mode."""
+    from harness.causes.sampling import in_modes
+
+    def row(order, mode, point, outcome="inaccurate"):
+        partial = "x" * order
+        return dict(
+            implementation="k",
+            dtype="float64",
+            partial=partial,
+            order=order,
+            method="reverse",
+            point=point,
+            mode=mode,
+            outcome=outcome,
+        )
+
+    rows = pd.DataFrame(
+        [
+            row(0, "xla", 1),  # the value, XLA alone: XLA
+            row(1, "xla", 1),  # its derivative, bits lost, where the value fails: XLA
+            row(1, "xla", 2),  # bits lost, the value right there: eager
+            row(2, "xla", 3, "zero"),  # a 0 under XLA alone: XLA
+            row(0, "xla", 4),  # the value fails in eager mode too: eager
+            row(0, "eager", 4),
+        ]
+    )
+    assert list(in_modes(rows)) == ["xla", "xla", "eager", "xla", "eager", "eager"]

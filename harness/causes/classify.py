@@ -175,6 +175,11 @@ def decide(f, refusals: tuple[str, ...], compilers: dict | None = None) -> tuple
         # Localised in the compiled mode: the primitive whose derivative it changes.
         if f.get("culprit") and f.get("culprit_mode", "eager") != "eager":
             return "mode", f"{f['culprit']}@{f['backend']}:{f['culprit_mode']}"
+        # A primitive's value wrong in that mode alone: the compiler's own kernel (XLA's
+        # cosh, which JAX runs in every mode and TensorFlow under jit_compile): one
+        # mechanism with the same kernel's failures in the frameworks that run it.
+        if f.get("value_wrong") and not f.get("culprit"):
+            return "kernel", f"{f['value_wrong']}:value"
         # One compiler behind every mode it fails in (XLA under TensorFlow's jit_compile
         # and under jax.jit): the same graph compiled by it, whichever framework built it.
         behind = {(compilers or {}).get(m, "") for m in f["modes"].split(", ")}

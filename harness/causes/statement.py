@@ -132,12 +132,20 @@ def _orders(text: str) -> str:
     return "orders " + ", ".join(map(str, orders))
 
 
-def _scope(row: dict) -> str:
-    """``only under tf.function``, ``only in forward mode``: where the scope is a part."""
+def _scope(row: dict, group: pd.DataFrame, titles) -> str:
+    """``only under tf.function``, ``only in forward mode``: where the scope is a part;
+    ``TensorFlow only under XLA (jit_compile=True)`` where one framework's is."""
     bits = []
     modes = row["modes"].split(", ")
     if "eager" not in modes:
         bits.append("only under " + listed([MODE_WORDS.get(m, m) for m in modes]))
+    elif row["frameworks"].count(",") and "modes" in group:
+        for backend in row["frameworks"].split(", "):
+            own = group.loc[group["backend"] == backend, "modes"]
+            mine = [m for m in modes if any(m in t.split(", ") for t in own)]
+            if mine and "eager" not in mine:
+                words = listed([MODE_WORDS.get(m, m) for m in mine])
+                bits.append(f"{titles(backend)} only under {words}")
     methods = row["methods"].split(", ")
     if "reverse" not in methods:
         bits.append("only in " + listed([METHOD_WORDS.get(m, m) for m in methods]))
@@ -238,7 +246,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
     first = row["dtypes"].split(", ")[0]
     dtype = " and ".join(row["dtypes"].rsplit(", ", 1))
     what = _what(row, group, titles)
-    scope = _scope(row)
+    scope = _scope(row, group, titles)
     scope = f" ({scope})" if scope else ""
     example = json.loads(row["worst"]).get("case")
     where = regions_text(json.loads(row["regions"]), first, example)
