@@ -1243,3 +1243,19 @@ def test_a_compiler_s_kernel_is_one_root_cause_with_the_framework_that_always_ru
         pd.DataFrame([{**xla, "value_wrong": ""}]), lambda b: (), compilers.get
     )
     assert list(alone["root_cause"]) == ["mode:census_cosh.kernel@XLA:wrong"]
+
+
+def test_finite_differences_are_not_told_as_a_derivative_rule_s_method():
+    """The quick census said cosh's derivative rule fails "only in forward mode,
+    forward-over-reverse, Taylor mode (jet) and finite differences": finite differences
+    use no derivative rule (their NaN there comes through the value). A rule's methods
+    are told apart from finite differences failing beside them."""
+    rule = root_causes(_classified(_kernel(methods="forward, finite_difference")))
+    text = rule["text"].iat[0]
+    assert "(only in forward mode; finite differences, which use no derivative rule, fail" in text
+    assert "forward mode and finite differences" not in text
+    # A value kernel's finite differences go through the value: told as they are.
+    value = root_causes(
+        _classified(_value("torch", 1.0, 2.0, methods="forward, finite_difference"))
+    )
+    assert "(only in forward mode and finite differences)" in value["text"].iat[0]

@@ -147,8 +147,15 @@ def _scope(row: dict, group: pd.DataFrame, titles) -> str:
                 words = listed([MODE_WORDS.get(m, m) for m in mine])
                 bits.append(f"{titles(backend)} only under {words}")
     methods = row["methods"].split(", ")
+    # A rule localised (a culprit): finite differences go through no derivative rule;
+    # where they fail too, it is through the value, told apart from the rule's methods.
+    through = json.loads(row.get("culprit") or "{}") and len(methods) > 1
+    fd = through and FINITE_DIFFERENCES in methods
+    rules = [m for m in methods if m != FINITE_DIFFERENCES] if fd else methods
     if "reverse" not in methods:
-        bits.append("only in " + listed([METHOD_WORDS.get(m, m) for m in methods]))
+        bits.append("only in " + listed([METHOD_WORDS.get(m, m) for m in rules]))
+        if fd:
+            bits[-1] += "; finite differences, which use no derivative rule, fail there too"
     return "; ".join(bits)
 
 
