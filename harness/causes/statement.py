@@ -21,6 +21,7 @@ from harness.causes.clauses import (
     subnormal_zeros,
     value_clause,
 )
+from harness.causes.flush_words import flush_where
 from harness.causes.regions import CASES_LISTED, listed, regions_text
 from harness.judge.findings_text import format_value
 from harness.numerics.floats import FORMATS, to_format
@@ -167,32 +168,6 @@ def _cases(names: str) -> str:
     return f"{len(cases)} cases ({', '.join(cases[:3])} and {len(cases) - 3} more)"
 
 
-def _flush_where(group: pd.DataFrame, dtypes: list[str]) -> str:
-    """Where the flushed derivative lies: below the smallest normal, or (Taylor mode,
-    :func:`harness.numerics.flush.at_threshold`) above it with its Taylor coefficient
-    below it. ``dtypes``: the members' own, each one's smallest normal named."""
-    flushes = [json.loads(t) for t in group.get("flushed", []) if isinstance(t, str) and t]
-    edge = {bool(x.get("threshold")) for x in flushes}
-    named = [f"{d}'s {format_value(FORMATS[d].smallest_normal, d)}" for d in dtypes]
-    least = (
-        f"{dtypes[0]}'s smallest normal ({named[0].split(' ', 1)[1]})"
-        if len(dtypes) == 1
-        else f"its dtype's smallest normal ({listed(named)})"
-    )
-    if edge == {True}:
-        return (
-            f"is at least {least} but less than k! times it (k the order): its Taylor "
-            "coefficient f^(k)/k!, which Taylor mode (jet) carries, is subnormal and is "
-            "written as 0, so it is 0,"
-        )
-    if True in edge:
-        return (
-            f"is below {least}, or its Taylor coefficient f^(k)/k! is (Taylor mode), "
-            "and is written as 0,"
-        )
-    return f"is below {least} and is written as 0,"
-
-
 def _worst(row: dict, titles) -> str:
     w = json.loads(row["worst"])
     dtype = w.get("dtype") or row["dtypes"].split(", ")[0]
@@ -301,7 +276,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         told = shares_told(right, titles)
         head = (
             f"{frameworks}: the platform's flush of subnormal numbers: the derivative of "
-            f"{subject.split(':')[0]} at the input it receives {_flush_where(group, own)} "
+            f"{subject.split(':')[0]} at the input it receives {flush_where(group, own)} "
             f"and the rest of the chain rule makes the derivatives {what} at {orders} in "
             f"{dtype}{scope}. Judged alone at the input it receives: "
             + _alone(culprit, row, titles)
