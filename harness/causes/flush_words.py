@@ -11,7 +11,7 @@ from harness.causes.regions import listed
 from harness.judge.findings_text import format_value
 from harness.numerics.floats import FORMATS
 
-__all__ = ["flush_where"]
+__all__ = ["chained", "flush_where"]
 
 
 def flush_where(group: pd.DataFrame, dtypes: list[str]) -> str:
@@ -38,3 +38,23 @@ def flush_where(group: pd.DataFrame, dtypes: list[str]) -> str:
             "and is written as 0,"
         )
     return f"is below {least} and is written as 0,"
+
+
+def chained(row: dict, culprit: dict) -> str:
+    """What carries the flushed derivative to the function's: ``the rest of the chain rule
+    makes``; where the primitive is the whole function at the worst point (a census's
+    ``sigmoid(x)``: its culprit at the worst's own input, order and truth), there is no
+    chain rule to speak of: ``this, the primitive being the whole function, makes``."""
+    w = json.loads(row["worst"])
+    own = culprit.get(w.get("framework"), {})
+    whole = (
+        own.get("case") == w.get("case")
+        and list(own.get("inputs", {}).values()) == list(w.get("inputs", {}).values())
+        and len(own.get("partial", "")) == len(w.get("partial", ""))
+        and own.get("truth") == w.get("truth")
+    )
+    return (
+        "this, the primitive being the whole function, makes"
+        if whole
+        else ("the rest of the chain rule makes")
+    )

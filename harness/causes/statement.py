@@ -21,7 +21,7 @@ from harness.causes.clauses import (
     subnormal_zeros,
     value_clause,
 )
-from harness.causes.flush_words import flush_where
+from harness.causes.flush_words import chained, flush_where
 from harness.causes.regions import CASES_LISTED, listed, regions_text
 from harness.judge.findings_text import format_value
 from harness.numerics.floats import FORMATS, to_format
@@ -277,7 +277,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         head = (
             f"{frameworks}: the platform's flush of subnormal numbers: the derivative of "
             f"{subject.split(':')[0]} at the input it receives {flush_where(group, own)} "
-            f"and the rest of the chain rule makes the derivatives {what} at {orders} in "
+            f"and {chained(row, culprit)} the derivatives {what} at {orders} in "
             f"{dtype}{scope}. Judged alone at the input it receives: "
             + _alone(culprit, row, titles)
             + (f"; {told}" if told else "")
