@@ -29,6 +29,7 @@ end is passed in: no framework is imported here.
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import math
@@ -207,7 +208,11 @@ def _own_rows(judged: pd.DataFrame | None) -> Callable[[tuple], list | None]:
         return lambda key: None
     by = judged.groupby(["implementation", "dtype", "point", "method", "mode"], dropna=False)
     at = {(i, d, int(p), m, o): rows for (i, d, p, m, o), rows in by.indices.items()}
-    rows = lambda key: list(judged.iloc[at[key]].itertuples(index=False))  # noqa: E731
+    # Each key's rows as itertuples gives them, without a DataFrame per key (a job asks
+    # for hundreds: 0.44 s by iloc, 0.045 s from the columns' arrays).
+    Row = collections.namedtuple("Row", judged.columns)
+    arrays = [judged[c].to_numpy() for c in judged.columns]
+    rows = lambda key: [Row(*v) for v in zip(*(a[at[key]].tolist() for a in arrays))]  # noqa: E731
     return functools.cache(lambda key: rows(key) if key in at else None)
 
 
