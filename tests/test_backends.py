@@ -7,6 +7,9 @@ seeds' published numbers, or from comparing frameworks with each other.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -488,3 +491,21 @@ def test_a_primitive_jet_has_no_rule_for_is_unsupported_and_another_key_error_a_
     # And a primitive that has a rule goes through untouched.
     _, (first,) = refusing_jet(jet, jnp.sin, x, ([jnp.ones(2)],))
     np.testing.assert_array_equal(np.asarray(first), np.cos(np.ones(2)))
+
+
+def test_pytorch_starts_deterministic_without_importing_inductor():
+    """PyTorch's back end makes its kernels deterministic (warning where one is not)
+    without ``torch.use_deterministic_algorithms``, which imports Inductor and Dynamo for
+    a flag of ``torch.compile``'s (1.4 s of a PyTorch process); compiling sets it."""
+    code = (
+        "import sys, torch\n"
+        "from harness.backends.torch.backend import TorchBackend\n"
+        "TorchBackend.start()\n"
+        "print(torch.are_deterministic_algorithms_enabled(),\n"
+        "      torch.is_deterministic_algorithms_warn_only_enabled(),\n"
+        "      torch.get_num_threads(), 'torch._inductor' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert out.stdout.split() == ["True", "True", "1", "False"]

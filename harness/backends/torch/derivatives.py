@@ -136,6 +136,8 @@ class Compiled:
         if compute is None:
             compute = all_partials(method, fn, names, dtype, partials)
             if mode == "compile":
+                # Inductor's own deterministic flag (its import is paid here, not by eager).
+                torch.use_deterministic_algorithms(True, warn_only=True)
                 compute = torch.compile(compute)
                 self.traces += 1
             self.cache[key] = compute
