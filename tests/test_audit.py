@@ -161,3 +161,49 @@ def test_a_worst_nan_under_words_that_name_none_and_an_overclaimed_beyond_are_ca
     roots = root_causes(inside)
     planted = roots.assign(text=roots["text"] + f" ({there})")
     assert "beyond" in _rules(planted, inside)[roots["id"].iat[0]]
+
+
+def test_a_primitive_called_the_whole_function_inside_an_expression_is_caught():
+    """An early wording of this session's said softplus.naive's flushed exp at
+    x = -706.7181273927491 was "the whole function" (log(1 + exp(x)) and exp(x) share
+    their truth there to 300 digits): the localisation records whether the flushed
+    primitive is the whole expression, and the checker holds the words to it."""
+
+    def flush(whole: bool) -> dict:
+        flushed = {
+            "name": "exp",
+            "primitive": "exp(u)",
+            "partial": "uuu",
+            "inputs": {"u": -706.7181273927491},
+            "got": 0.0,
+            "truth": "1.19e-307",
+            "method": "taylor",
+            "mode": "eager",
+            "threshold": True,
+            "whole": whole,
+        }
+        return _finding(
+            backend="jax",
+            methods="taylor",
+            dtype="float64",
+            lo=-706.7181273927491,
+            hi=-706.7181273927491,
+            worst_inputs=json.dumps({"x": -706.7181273927491}),
+            worst_truth="1.19e-307",
+            worst_method="taylor",
+            flushed=json.dumps(flushed),
+        )
+
+    inside = _classified(flush(False))
+    roots = root_causes(inside)
+    assert roots["kind"].iat[0] == "platform"
+    assert "the rest of the chain rule makes" in roots["text"].iat[0]
+    assert audit(roots, inside) == []
+    rid = roots["id"].iat[0]
+    said = roots["text"].str.replace(
+        "the rest of the chain rule makes", "this, the primitive being the whole function, makes"
+    )
+    assert _rules(roots.assign(text=said), inside) == {rid: {"whole"}}
+    whole = _classified(flush(True))
+    assert "the primitive being the whole function" in root_causes(whole)["text"].iat[0]
+    assert audit(root_causes(whole), whole) == []

@@ -1263,25 +1263,18 @@ def test_finite_differences_are_not_told_as_a_derivative_rule_s_method():
 
 def test_a_flush_of_the_whole_function_has_no_chain_rule_to_speak_of():
     """A census case is one primitive of x: the flushed derivative is the function's own
-    (JAX's jet, sigmoid at -87.33653 in float32), with no "rest of the chain rule"."""
+    (JAX's jet, sigmoid at -87.33653 in float32), with no "rest of the chain rule". The
+    localisation records whether the primitive is the whole expression; a primitive whose
+    truth only equals the function's (softplus.naive's exp at x = -706.7181273927491,
+    where log(1 + exp(x)) and exp(x) agree to 300 digits) is not the whole function."""
     from harness.causes.flush_words import chained
 
-    worst = {
-        "framework": "jax",
-        "case": "census_sigmoid",
-        "inputs": {"x": -87.33653259277344},
-        "partial": "xx",
-        "truth": "1.1755086e-38",
-    }
-    own = {
-        "case": "census_sigmoid",
-        "inputs": {"u": -87.33653259277344},
-        "partial": "uu",
-        "truth": "1.1755086e-38",
-    }
-    row = {"worst": json.dumps(worst)}
-    assert chained(row, {"jax": own}) == "this, the primitive being the whole function, makes"
-    # Inside a larger expression (exp of -x*x at another input), the chain rule carries it.
-    inner = {**own, "inputs": {"u": -706.7181273927491}}
-    assert chained(row, {"jax": inner}) == "the rest of the chain rule makes"
-    assert chained(row, {}) == "the rest of the chain rule makes"
+    census = {"name": "sigmoid", "inputs": {"u": -87.33653259277344}, "whole": True}
+    inner = {"name": "exp", "inputs": {"u": -706.7181273927491}, "whole": False}
+    assert chained({"jax": census}) == "this, the primitive being the whole function, makes"
+    assert chained({"jax": inner}) == "the rest of the chain rule makes"
+    assert chained({"jax": census, "tensorflow": inner}) == "the rest of the chain rule makes"
+    assert chained({"jax": {k: v for k, v in census.items() if k != "whole"}}) == (
+        "the rest of the chain rule makes"
+    )
+    assert chained({}) == "the rest of the chain rule makes"

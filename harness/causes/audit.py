@@ -18,6 +18,8 @@ rows: :mod:`harness.causes.evidence`), never on the statement's own code:
   the platform flushed; a root cause's members share one outcome class; a ``kernel``
   root cause holds no framework whose failing inputs (beyond noise) meet none of the
   other frameworks' (the same case's input, overlapping intervals in any dtype);
+- ``whole``: "the primitive being the whole function" only where every member's flushed
+  primitive is the whole expression it differentiates (a census's, as localised);
 - ``worst shown``: a worst value of NaN is named NaN, an infinity infinite (or the wrong
   sign: the opposite infinity to a truth beyond the dtype);
 - ``beyond``: "the truth lies beyond the dtype there" only where no member is infinite
@@ -51,6 +53,7 @@ __all__ = ["Problem", "audit", "printed_inputs"]
 
 #: What the statements say where they claim these (the rules look for them).
 VALUE_RIGHT = "where its value is right"
+WHOLE = "the primitive being the whole function"
 ONLY_IN = "only in "
 EVERY_PRIMITIVE = "every primitive is right at its own inputs"
 
@@ -149,6 +152,12 @@ def _problems(r: dict, group: pd.DataFrame):
             own = json.loads(str(getattr(f, "flushed", "") or "{}") or "{}").get("name", "")
             if own != name:
                 yield "one mechanism", f"{f.case}:{f.id} flushes {own or 'no primitive'}"
+                break
+    if WHOLE in text:
+        for f in group.itertuples(index=False):
+            flushed = json.loads(str(getattr(f, "flushed", "") or "{}") or "{}")
+            if flushed and flushed.get("whole") is not True:
+                yield "whole", f"{f.case}:{f.id}'s {flushed.get('name')} is inside its expression"
                 break
     classes = {outcome_class(o) for o in group["outcome"]}
     if len(classes) > 1 and r["kind"] != "rule":

@@ -40,21 +40,14 @@ def flush_where(group: pd.DataFrame, dtypes: list[str]) -> str:
     return f"is below {least} and is written as 0,"
 
 
-def chained(row: dict, culprit: dict) -> str:
+def chained(culprit: dict) -> str:
     """What carries the flushed derivative to the function's: ``the rest of the chain rule
-    makes``; where the primitive is the whole function at the worst point (a census's
-    ``sigmoid(x)``: its culprit at the worst's own input, order and truth), there is no
-    chain rule to speak of: ``this, the primitive being the whole function, makes``."""
-    w = json.loads(row["worst"])
-    own = culprit.get(w.get("framework"), {})
-    whole = (
-        own.get("case") == w.get("case")
-        and list(own.get("inputs", {}).values()) == list(w.get("inputs", {}).values())
-        and len(own.get("partial", "")) == len(w.get("partial", ""))
-        and own.get("truth") == w.get("truth")
-    )
-    return (
-        "this, the primitive being the whole function, makes"
-        if whole
-        else ("the rest of the chain rule makes")
-    )
+    makes``; where the flushed primitive is the whole differentiated expression in every
+    framework (a census's ``sigmoid(x)``, as the localisation records it), there is no
+    chain rule to speak of: ``this, the primitive being the whole function, makes``. (A
+    primitive whose truth merely equals the function's, softplus's ``exp`` at -706.7, is
+    not the whole function.)"""
+    whole = bool(culprit) and all(c.get("whole") is True for c in culprit.values())
+    if whole:
+        return "this, the primitive being the whole function, makes"
+    return "the rest of the chain rule makes"

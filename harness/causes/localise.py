@@ -368,7 +368,8 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
                 and at_threshold(g.value, g.reference, r.dtype, len(label))
             )
             if method == r.via and label and len(label) <= n and (g.outcome == "flushed" or edge):
-                flushed = flushed or _flushed(site, label, g, a, r.via, r.in_mode, edge)
+                whole = not eff.through_rule and site.node == eff.expression
+                flushed = flushed or _flushed(site, label, g, a, r.via, r.in_mode, edge, whole)
             if method != r.via or label == "" or len(label) > n or g.outcome in _RIGHT or edge:
                 continue
             if g.outcome in ("missing", "error", "not_applicable"):
@@ -396,9 +397,12 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
 _RIGHT = ("ok", "flushed", "ref_unreliable")
 
 
-def _flushed(site: Site, label: str, g, a: tuple, via: str, mode: str, edge: bool) -> str:
+def _flushed(
+    site: Site, label: str, g, a: tuple, via: str, mode: str, edge: bool, whole: bool
+) -> str:
     """The flush of one primitive's derivative at its arguments, as JSON (``threshold``:
-    the derivative lies just above the smallest normal, a step of its rule below it)."""
+    the derivative lies just above the smallest normal, a step of its rule below it;
+    ``whole``: the primitive is the whole differentiated expression, a census's)."""
     return json.dumps(
         {
             "name": site.name,
@@ -410,6 +414,7 @@ def _flushed(site: Site, label: str, g, a: tuple, via: str, mode: str, edge: boo
             "method": via,
             "mode": mode,
             "threshold": bool(edge),
+            "whole": bool(whole),
         }
     )
 

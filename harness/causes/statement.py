@@ -277,7 +277,7 @@ def root_text(row: dict, group: pd.DataFrame, titles) -> str:
         head = (
             f"{frameworks}: the platform's flush of subnormal numbers: the derivative of "
             f"{subject.split(':')[0]} at the input it receives {flush_where(group, own)} "
-            f"and {chained(row, culprit)} the derivatives {what} at {orders} in "
+            f"and {chained(culprit)} the derivatives {what} at {orders} in "
             f"{dtype}{scope}. Judged alone at the input it receives: "
             + _alone(culprit, row, titles)
             + (f"; {told}" if told else "")
