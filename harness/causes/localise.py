@@ -317,7 +317,7 @@ def localise(
     # 4. What the failing points have in common.
     for r, eff, args, (ws, at_sides) in located:
         kink = kink_at(args, ws, at_sides, judged, r.dtype, r.via, r.in_mode)
-        out.append({**_verdict(r, eff, args, judged), "kink": kink})
+        out.append({**_verdict(r, eff, args, judged, names), "kink": kink})
     return pd.DataFrame(out, columns=LOCALISED_COLUMNS)
 
 
@@ -340,7 +340,7 @@ def _row(r, **kw) -> dict:
     return base
 
 
-def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
+def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict, names) -> dict:
     n = len(eff.partial)
     want = OUTCOME_CLASS.get(r.outcome, "")
     candidates = []
@@ -368,7 +368,7 @@ def _verdict(r, eff, args: Sequence[tuple[Site, tuple]], judged: dict) -> dict:
                 and at_threshold(g.value, g.reference, r.dtype, len(label))
             )
             if method == r.via and label and len(label) <= n and (g.outcome == "flushed" or edge):
-                whole = not eff.through_rule and site.node == eff.expression
+                whole = _whole(site, eff, names) is not None  # a census's op(x)
                 flushed = flushed or _flushed(site, label, g, a, r.via, r.in_mode, edge, whole)
             if method != r.via or label == "" or len(label) > n or g.outcome in _RIGHT or edge:
                 continue
@@ -402,7 +402,8 @@ def _flushed(
 ) -> str:
     """The flush of one primitive's derivative at its arguments, as JSON (``threshold``:
     the derivative lies just above the smallest normal, a step of its rule below it;
-    ``whole``: the primitive is the whole differentiated expression, a census's)."""
+    ``whole``: the primitive of the inputs themselves is the whole differentiated
+    expression, a census's ``sigmoid(x)``; ``log(1 + exp(x))``'s log is not)."""
     return json.dumps(
         {
             "name": site.name,
