@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from harness.backends.catalogue import SPECS
-from harness.judge.agreement import agreement, disagreements, split_share
+from harness.judge.agreement import AGREEMENT_READS, agreement, disagreements, split_share
 from harness.judge.compare import OUTCOMES, input_columns
 from harness.report.figures import axis_input, band_edges
 from harness.report.findings_list import findings_list, load_case_quietly, statements
@@ -238,8 +239,9 @@ def render_frameworks(
         if len(backends) < 2 or not path.exists():
             continue
         case = load_case_quietly(cases, case_id)
-        errors = pd.read_parquet(path)
-        inputs = list(case.input_names) if case else input_columns(errors)
+        columns = pq.read_schema(path).names
+        inputs = list(case.input_names) if case else input_columns(pd.DataFrame(columns=columns))
+        errors = pd.read_parquet(path, columns=[*AGREEMENT_READS, *inputs])
         rows.append(
             {
                 "case": case_id,
