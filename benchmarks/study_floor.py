@@ -14,7 +14,9 @@ The floor is what a bare script doing the same framework work cannot go under: t
 framework calls (the sweep's, the bisection's and the localisation's: the primitives of
 each failing value judged alone, ``localise_call_seconds``) and one framework import per
 process that runs them. The import is measured here, in fresh processes (``--rounds``, median),
-alone on the machine. benchmarks/overhead.py measured the harness's TensorFlow evaluation
+alone on the machine. Beside it, the floor with the reproducers' scripts too (each a
+framework program the study runs; their seconds from ``results/reproducers``).
+benchmarks/overhead.py measured the harness's TensorFlow evaluation
 at 0.99x a bare TensorFlow script making the same calls (issue 13), so the seconds
 inside the calls stand for the bare script's. Printed: the study's job seconds against
 the floor's, and, with ``--wall`` (the study's cold wall time), the wall against the
@@ -146,7 +148,33 @@ def main() -> int:
             f"wall {args.wall:.1f} s against the floor over 2 cores {floor / 2:.1f} s: "
             f"{args.wall / (floor / 2):.2f}x"
         )
+    # The reproducers: each script is framework work a bare script reproducing the same
+    # root causes runs too (its seconds, timed around the script in the worker process,
+    # hold the framework's import in the first script of each process).
+    scripts = reproducer_seconds(args.results)
+    if scripts:
+        jobs_of = dict(jobs.get("reproduce_root_causes", []))
+        print("\nreproducer jobs by back end (seconds): job, its scripts")
+        for b, s in sorted(scripts.items()):
+            job = sum(v for name, v in jobs_of.items() if f".{b}." in name)
+            print(f"  {b:11s} {job:8.1f} {s:8.1f}")
+        both = floor + sum(scripts.values())
+        print(
+            f"with the reproducers' scripts, the floor is {both:.1f} job seconds: the study "
+            f"{total / both:.2f}x"
+            + (f"; the wall {args.wall / (both / 2):.2f}x it over 2 cores" if args.wall else "")
+        )
     return 0
+
+
+def reproducer_seconds(results: Path) -> dict[str, float]:
+    """``{back end: seconds}`` of the reproducers' scripts (``results/reproducers``)."""
+    out = {}
+    for path in sorted((results / "reproducers").glob("*.parquet")):
+        table = read_table(path)
+        if "seconds" in table:
+            out[path.stem] = float(table["seconds"].fillna(0).sum())
+    return out
 
 
 if __name__ == "__main__":

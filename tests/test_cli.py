@@ -224,6 +224,24 @@ def test_collect_writes_where_results_are_and_csvs_are_plain(tmp_path):
         here,
     )
     assert report.returncode == 0, report.stderr
+    # The study renders its two pages as two jobs: each flag writes its page alone.
+    for flag, page in (("--frameworks-only", "frameworks"), ("--index-only", "index")):
+        out = tmp_path / f"only-{page}"
+        proc = _harness(
+            [
+                "report",
+                flag,
+                "--results",
+                str(study),
+                "--reports",
+                str(out),
+                "--cases",
+                str(tmp_path),
+            ],
+            here,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert sorted(p.name for p in out.iterdir()) == [f"{page}.html"]
 
 
 def test_results_that_cannot_be_read_end_in_one_line(tmp_path):

@@ -48,6 +48,7 @@ def test_the_study_runs_through_a_submitting_executor(tmp_path):
             "collect_results",
             "render_case_page",
             "render_report",
+            "render_frameworks",
             "reproduce_root_causes",  # the study's one back end
         ]
         + ["evaluate_case"] * 4

@@ -126,6 +126,7 @@ def test_editing_a_case_reruns_only_that_case(study):
             "reproduce_root_causes": 3,  # the study's root causes, one job per back end
             "render_case_page": 1,
             "render_report": 1,
+            "render_frameworks": 1,
             "all": 1,
         }
         assert "case=ratio" in snakemake(where, "-n").stdout
@@ -155,7 +156,7 @@ def test_editing_tensorflow_code_reruns_evaluations_not_references(study):
     for path in ("report/html.py", "experiments/matrix_partials_page.py"):
         with edited(where / "harness" / path, append):
             plan = planned_jobs(where)
-            assert plan and set(plan) <= {"render_case_page", "render_report", "all"}, (path, plan)
+            assert plan and set(plan) <= {"render_case_page", "render_report", "render_frameworks", "all"}, (path, plan)
     assert "Nothing to be done" in snakemake(where, "-n").stdout
 
 
@@ -174,6 +175,7 @@ def test_changing_a_tolerance_reruns_evaluations_and_comparisons_not_references(
         "reproduce_root_causes": 3,
         "render_case_page": 2,
         "render_report": 1,
+        "render_frameworks": 1,
         "all": 1,
     }
 

@@ -111,9 +111,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INVALID
-    if args.index_only:
-        written = render_study_pages(args.results, args.reports, args.cases)
-        print(f"{len(written)} pages -> {', '.join(str(p) for p in written)}")
+    if args.index_only or args.frameworks_only:
+        page = "index" if args.index_only else "frameworks"
+        written = render_study_pages(args.results, args.reports, args.cases, pages=(page,))
+        print(f"{len(written)} page -> {', '.join(str(p) for p in written)}")
         return 0
     written = render_reports(args.results, args.reports, args.cases)
     print(f"{len(written)} page(s) -> {args.reports}/index.html")
@@ -302,10 +303,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", default="cases", help="case files, for titles and broken cases")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--case", metavar="ID", help="render only reports/ID.html")
+    which.add_argument("--index-only", action="store_true", help="render only reports/index.html")
     which.add_argument(
-        "--index-only",
+        "--frameworks-only",
         action="store_true",
-        help="render only reports/index.html and reports/frameworks.html",
+        help="render only reports/frameworks.html (the frameworks side by side)",
     )
     p.set_defaults(func=_cmd_report)
     return parser

@@ -17,7 +17,7 @@ from harness.report.index import render_index
 from harness.results import atomic_write_text, read_metadata, read_table
 from harness.stages.kinds import KINDS, kind_of
 
-__all__ = ["render_case", "render_reports", "render_study_pages"]
+__all__ = ["STUDY_PAGES", "render_case", "render_reports", "render_study_pages"]
 
 
 def render_case(
@@ -61,9 +61,18 @@ def render_reports(
     return [*render_study_pages(results, reports, cases), *pages]
 
 
+#: The study's own pages, by name: ``reports/<name>.html``.
+STUDY_PAGES = {"index": render_index, "frameworks": render_frameworks}
+
+
 def render_study_pages(
-    results: str | Path = "results", reports: str | Path = "reports", cases: str | Path = "cases"
+    results: str | Path = "results",
+    reports: str | Path = "reports",
+    cases: str | Path = "cases",
+    pages: tuple[str, ...] = tuple(STUDY_PAGES),
 ) -> list[Path]:
-    """Write the study's own pages, ``reports/index.html`` and
-    ``reports/frameworks.html`` (the frameworks side by side); returns their paths."""
-    return [render_index(results, reports, cases), render_frameworks(results, reports, cases)]
+    """Write the study's own pages ``pages`` (default both: ``reports/index.html`` and
+    ``reports/frameworks.html``, the frameworks side by side); returns their paths. The
+    study renders them as two jobs: the frameworks page reads no reproducer, so it runs
+    beside the reproducers, the index after them."""
+    return [STUDY_PAGES[name](results, reports, cases) for name in pages]
