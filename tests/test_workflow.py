@@ -156,7 +156,12 @@ def test_editing_tensorflow_code_reruns_evaluations_not_references(study):
     for path in ("report/html.py", "experiments/matrix_partials_page.py"):
         with edited(where / "harness" / path, append):
             plan = planned_jobs(where)
-            assert plan and set(plan) <= {"render_case_page", "render_report", "render_frameworks", "all"}, (path, plan)
+            assert plan and set(plan) <= {
+                "render_case_page",
+                "render_report",
+                "render_frameworks",
+                "all",
+            }, (path, plan)
     assert "Nothing to be done" in snakemake(where, "-n").stdout
 
 
