@@ -3,8 +3,9 @@
 Usage: python benchmarks/check_speed.py [--frameworks jax,torch] [--rounds 1]
 
 For each framework, in a fresh process (imports included), with an empty per-user cache
-(cold) and then with the cache the cold run left (warm): the seconds until
-``harness.check`` returns, for the naive log1pexp of examples/ (one input, the default
+(cold) and then with the cache the cold run left (warm): the seconds until the first
+verdicts (the first method and dtype judged, which ``harness check`` prints as it goes)
+and until ``harness.check`` returns, for the naive log1pexp of examples/ (one input, the default
 sweep ``log(1e-30, 1e30, signs="both")``, 200 points per sign, orders 1-4, float32 and
 float64, every method and the default modes), and the values it judged. Beside it, at
 the same points in float64: ``jax.test_util.check_grads(f, (x,), order=2)`` and
@@ -33,8 +34,20 @@ t0 = time.perf_counter()
 sys.path.insert(0, {examples!r})
 import harness
 import {module} as m
-result = harness.check(m.naive_log1pexp, {framework!r})
+
+class First:
+    # harness.check's progress: when the first verdicts came (harness check prints them).
+    first = None
+    def __call__(self, stage, done, total):
+        pass
+    def verdicts(self, backend, method, dtype, rows):
+        if self.first is None:
+            self.first = time.perf_counter() - t0
+
+first = First()
+result = harness.check(m.naive_log1pexp, {framework!r}, progress=first)
 print(json.dumps({{"seconds": time.perf_counter() - t0, "values": len(result.rows),
+                  "first": first.first,
                   "judged": int((~result.rows.outcome.isin(["not_applicable"])).sum())}}))
 """
 
@@ -106,7 +119,8 @@ def main() -> None:
             for label, r in (("cold", cold), ("warm", warm)):
                 per = r["seconds"] / r["judged"] * 1e3
                 print(
-                    f"{framework} harness.check ({label} cache): {r['seconds']:.2f} s, "
+                    f"{framework} harness.check ({label} cache): first verdicts after "
+                    f"{r['first']:.2f} s, all {r['seconds']:.2f} s, "
                     f"{r['judged']} values judged ({per:.3f} ms each)"
                 )
             print(f"  (both runs {wall:.1f} s wall)")

@@ -117,13 +117,19 @@ def test_the_check_command_exits_1_on_a_failure_2_on_bad_input_0_when_right(tmp_
     assert "worst at x = 100.0: got nan, the truth (Arb-certified) 1.0" in run.stdout
     assert "\nroot causes:\n" in run.stdout and page.read_text().startswith("<!DOCTYPE html>")
     assert (tmp_path / "results" / "naive_log1pexp" / "errors.parquet").exists()
+    # The verdicts stream on standard error as each method is judged, before the result.
+    judged = [x for x in run.stderr.splitlines() if x.startswith("judged torch ")]
+    assert "judged torch reverse eager float32: " in "\n".join(judged), run.stderr[-2000:]
+    assert any("nan" in x for x in judged if " reverse " in x)
 
     module = tmp_path / "mine.py"
     module.write_text("import torch\n\n\ndef cube(x):\n    return x * x * x\n")
     run = _harness("check", f"{module}:cube", "--framework", "torch", "--inputs",
-                   "x=values:0.5,2,3", "--orders", "1-3", "--methods", "reverse", "forward")  # fmt: skip
+                   "x=values:0.5,2,3", "--orders", "1-3", "--methods", "reverse", "forward",
+                   "--quiet")  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     assert "every derivative is right" in run.stdout
+    assert "judged " not in run.stderr and "evaluate torch" not in run.stderr
 
     for target, said in [
         (f"{module}:square", f"{module}: no function 'square'"),

@@ -106,6 +106,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             methods=args.methods,
             modes=args.modes,
             results=args.results,
+            progress=not args.quiet,
         )
     except (BadInput, TraceError, CaseError) as exc:
         print(f"harness check: {exc}", file=sys.stderr)
@@ -151,4 +152,9 @@ def add_check_commands(sub) -> None:
     p.add_argument("--modes", nargs="+", choices=MODES)
     p.add_argument("--results", help="where the tables go (default: a temporary folder)")
     p.add_argument("--page", help="write the HTML page here")
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress and no verdicts while it runs (standard error); the result only",
+    )
     p.set_defaults(func=_cmd_check)
