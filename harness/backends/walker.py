@@ -48,6 +48,10 @@ class Kernels:
     # jet's rule for a float exponent takes log x, NaN for x < 0). TensorFlow's Pow
     # takes a tensor exponent either way.
     integer_pow: bool = False
+    # ``1 / t``, a Python number over an array, as the framework computes it where user
+    # code writes it so (PyTorch: ``t.reciprocal() * 1``, whose derivatives from order 2
+    # on round apart from a division's); ``None``: a division of two arrays.
+    number_over: Callable[[float, Any], Any] | None = None
 
 
 def operator_functions(
@@ -130,6 +134,8 @@ def walk(node: ex.Node, env: Mapping, dtype, kernels: Kernels, functions: Mappin
                 and float(n.right.value).is_integer()
             ):
                 return go(n.left) ** int(n.right.value)
+            if n.op == "div" and kernels.number_over and isinstance(n.left, ex.Num):
+                return kernels.number_over(float(n.left.value), go(n.right))
             left, right = go(n.left), go(n.right)
             if n.op == "add":
                 return left + right

@@ -70,6 +70,8 @@ KERNELS = Kernels(
     compare=_COMPARE,
     where=torch.where,
     integer_pow=True,
+    # Tensor.__rtruediv__: what ``1 / t`` is in the user's PyTorch code.
+    number_over=lambda value, t: value / t,
 )
 
 
