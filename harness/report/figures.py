@@ -84,6 +84,21 @@ def _groups(frame: pd.DataFrame, keys: list[str]) -> dict:
     return {k if isinstance(k, tuple) else (k,): g for k, g in groups}
 
 
+def _spread(x: pd.Series, y: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct ``x`` in order, and the least and most ``y`` at each (NaN ignored, as
+    a pandas groupby's min and max; one sort instead of a groupby per line)."""
+    xs, ys = x.to_numpy(dtype=float), y.to_numpy(dtype=float)
+    keep = ~np.isnan(xs)
+    xs, ys = xs[keep], ys[keep]
+    order = np.argsort(xs, kind="stable")
+    xs, ys = xs[order], ys[order]
+    at, start = np.unique(xs, return_index=True)
+    if not len(at):
+        return at, at.copy(), at.copy()
+    with np.errstate(invalid="ignore"):
+        return at, np.fmin.reduceat(ys, start), np.fmax.reduceat(ys, start)
+
+
 def plain(errors: pd.DataFrame) -> pd.DataFrame:
     """``errors`` with its label columns as categories: the figures group and compare
     them hundreds of times, and a column of Arrow strings iterates a value at a time."""
@@ -140,10 +155,10 @@ def bits_figure(errors: pd.DataFrame, x_name: str, derivative: str) -> str:
                 g = lines[(impl, method)]
                 dash = _METHOD_DASH.get(method, "")
                 if others:
-                    spread = g.groupby(x_name, sort=True)["bits"].agg(["min", "max"])
-                    xs = p.scale(spread.index.to_numpy(dtype=float))
-                    low = p.y_of(np.clip(spread["min"].to_numpy(dtype=float), lo, hi), lo, hi)
-                    high = p.y_of(np.clip(spread["max"].to_numpy(dtype=float), lo, hi), lo, hi)
+                    at, least, most = _spread(g[x_name], g["bits"])
+                    xs = p.scale(at)
+                    low = p.y_of(np.clip(least, lo, hi), lo, hi)
+                    high = p.y_of(np.clip(most, lo, hi), lo, hi)
                     p.area(colour[impl], xs, low, high)
                     segs = polyline_points(xs, high)
                 else:
@@ -220,6 +235,8 @@ def band_figure(
     # Each row of bands its title above and its axis label below: 8 px more than a bits row.
     height = top + len(layout) * (height_per + _BOTTOM + 8)
     chart = Chart(width, height)
+    # Each row's severity rank, once for the figure (a map per band took most of it).
+    errors = errors.assign(_rank=errors["outcome"].astype(str).map(severity).astype(float))
     panels = _groups(errors, ["dtype", "backend", "mode"])
     for i, (dtype, backend, modes) in enumerate(layout):
         rows = bands[backend]
@@ -249,7 +266,7 @@ def band_figure(
                     continue
                 # On a grid, the most severe outcome over the other inputs at each x.
                 grid = np.full(len(xs), np.nan)
-                rank = g["outcome"].astype(str).map(severity).to_numpy(dtype=float)
+                rank = g["_rank"].to_numpy(dtype=float)
                 at = np.searchsorted(xs, g[x_name].to_numpy(dtype=float))
                 worst = np.full(len(xs), np.inf)
                 np.minimum.at(worst, at, rank)
