@@ -1,0 +1,9 @@
+"""Repair (issue 59): for a formula or a custom rule that fails, a stable one, judged.
+
+Modules, one job each:
+
+- :mod:`harness.repair.identities`: the rule set, the identities a rewrite may use (each
+  written once, as data, in the case language over the operator table), and the check
+  that holds each one to the certified reference: both sides' Arb jets, value and
+  derivatives to order 4, at seeded points of the identity's domain.
+"""
