@@ -6,4 +6,7 @@ Modules, one job each:
   written once, as data, in the case language over the operator table), and the check
   that holds each one to the certified reference: both sides' Arb jets, value and
   derivatives to order 4, at seeded points of the identity's domain.
+- :mod:`harness.repair.saturate`: an expression's equivalent forms by equality saturation
+  over that rule set (egglog), within stated limits on iterations, nodes and seconds:
+  the candidates a repair is chosen from once judged (not yet wired to the judging).
 """
