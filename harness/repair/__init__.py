@@ -9,4 +9,7 @@ Modules, one job each:
 - :mod:`harness.repair.saturate`: an expression's equivalent forms by equality saturation
   over that rule set (egglog), within stated limits on iterations, nodes and seconds:
   the candidates a repair is chosen from once judged (not yet wired to the judging).
+- :mod:`harness.repair.candidates`: a case implementation's candidates (its expression,
+  or one rule at a time, rewritten), each an implementation of the case file's shape,
+  and a copy of the case with them added, for the study to judge.
 """
