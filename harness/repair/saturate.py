@@ -50,9 +50,6 @@ class Saturation:
     stopped: str
     limits: dict
 
-    def texts(self) -> list[str]:
-        return [ex.unparse(f) for f in self.forms]
-
 
 def _number(text: str) -> str:
     """A literal's canonical text: ``1.0`` and ``1`` are one constant to the rules."""
