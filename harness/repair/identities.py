@@ -168,7 +168,7 @@ def check_identity(
     """Both sides' Arb jets (each variable to ``order``, mixed partials to total
     ``order``) at ``count`` seeded points of the domain, at ``bits`` of precision; a
     coefficient whose two balls do not overlap puts the point among the apart ones, a
-    pair of balls too wide to tell (radius over 2^-(bits/2) of the magnitude) or a side
+    pair of balls too wide to tell (a radius over 2^-(bits/2) of the jet's largest coefficient) or a side
     Arb cannot decide among the undecided."""
     from flint import arb
 
