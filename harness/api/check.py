@@ -8,13 +8,11 @@ The run is the study's own (:func:`harness.stages.run.run_stages`, then the root
 of :func:`harness.stages.collect.collect_stage`) on the case :mod:`harness.api.case`
 writes; its tables go to ``results`` (a temporary folder by default, removed with the
 result), the reference and JAX's compiled programs to the per-user cache
-(:func:`user_cache`), shared by every later check of the same function."""
+(:func:`harness.stages.folders.user_cache`), shared by every later check of the same function."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,17 +25,9 @@ import yaml
 from harness.api import case as check_case
 from harness.api.trace import Traced, trace_rules, tracer_of, verify
 from harness.backends.interface import TraceError
+from harness.stages.folders import run_folder, share_cache, user_cache
 
 __all__ = ["CheckResult", "check", "user_cache"]
-
-
-def user_cache() -> Path:
-    """The per-user cache folder: ``$HARNESS_CACHE``, else ``$XDG_CACHE_HOME/harness``,
-    else ``~/.cache/harness``."""
-    if os.environ.get("HARNESS_CACHE"):
-        return Path(os.environ["HARNESS_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "harness"
 
 
 @dataclass
@@ -122,29 +112,6 @@ def _points(prep) -> list:
     return [both[n].to_numpy(dtype="float64") for n in names]
 
 
-def _folder(results):
-    """The run's folder and what keeps it (a temporary folder lives as long as its result)."""
-    if results is not None:
-        Path(results).mkdir(parents=True, exist_ok=True)
-        return Path(results), None
-    keep = tempfile.TemporaryDirectory(prefix="harness-check-")
-    return Path(keep.name), keep
-
-
-def _share_cache(results: Path) -> None:
-    """``results/.cache`` is the per-user cache (the reference and compiled programs
-    kept between checks), where the user's cache folder can be made; else its own."""
-    own = results / ".cache"
-    if own.exists() or own.is_symlink():
-        return
-    try:
-        shared = user_cache()
-        shared.mkdir(parents=True, exist_ok=True)
-        own.symlink_to(shared.resolve(), target_is_directory=True)
-    except OSError:  # no home to cache in, or no symbolic links here: this run's own
-        own.mkdir(exist_ok=True)
-
-
 def check(
     fn: Callable,
     framework: str,
@@ -198,9 +165,9 @@ def check(
     names = tuple(inputs) if inputs else tuple(tracer_names(fn))
     if not names:
         raise TraceError("the function has no inputs to differentiate")
-    folder, keep = _folder(results)
+    folder, keep = run_folder(results)
     if cache:
-        _share_cache(folder)
+        share_cache(folder)
     # The framework starts before the trace compiles anything: JAX reads where its
     # compiled programs are kept once, at its first compilation, and keeps that path
     # for the process, so it is given resolved (the per-user folder, not this run's

@@ -2,7 +2,7 @@
 is :func:`harness.assert_derivatives`, and the ``derivatives`` marker, which checks the
 function a test returns. A failure is pytest's ``AssertionError`` with the table of
 failing checks and their root causes; under ``pytest -n`` (xdist) every worker checks its
-own tests, sharing the per-user reference cache (:func:`harness.api.check.user_cache`).
+own tests, sharing the per-user reference cache (:func:`harness.stages.folders.user_cache`).
 Loading the plugin imports no framework: the check does, when a test calls it.
 
     def test_log1pexp(check_derivatives):
