@@ -15,6 +15,7 @@ import pytest
 from harness.config import load_config
 from harness.registered import catalogue as registry
 from harness.registered import register
+from harness.results import read_metadata
 from harness.stages.prepared import Selection
 from harness.stages.run import run_case
 
@@ -76,6 +77,13 @@ def test_every_method_and_mode_agrees_on_a_polynomial(tmp_path):
     assert crashed.message.str.startswith(
         "forward (4 nested ForwardAccumulators), order 4 (xxxx), float64, "
     ).all()
+    # After plain's call of every partial raised, each partial is computed alone but the
+    # fourth order, whose chain is that very call (seconds a call in the eager mode):
+    # traced in the function mode, plain's failing call, its chains (), x, xx and xxx,
+    # and factored's call; the xla mode compiles those graphs, tracing again only the
+    # failing call, which left none.
+    timings = tmp_path / "results" / "poly" / "tensorflow" / "float64.forward" / "timings.parquet"
+    assert read_metadata(timings)["evaluation"]["python_traces"] == 1 + 4 + 1 + 1
     fd = errors[(errors.method == "finite_difference") & (errors.order <= 2)]
     assert (fd.rel_error < 1e-6).all()
     third = errors[(errors.partial == "xxx") & (errors.method == "reverse")]
@@ -240,7 +248,6 @@ def test_subnormal_inputs_are_marked(tmp_path):
 
 
 def test_each_function_is_traced_once_per_dtype_and_xla_reuses_the_graph(tmp_path):
-    from harness.results import read_metadata
     from harness.stages.evaluate import evaluate_stage
     from harness.stages.prepared import prepare
     from harness.stages.reference import reference_stage

@@ -13,10 +13,9 @@ tracing the Python again. (A static batch size is also what a user's ``tf.functi
 sees; with an unknown batch dimension TF 2.21 fails to trace three or more nested
 ``ForwardAccumulator``s, an IndexError.)
 
-Isolation. An implementation whose call raises is retried partial by partial, so an
-exception costs only the combinations it really breaks; those rows are ``error`` with
-the message.
-A ``None`` derivative is kept as ``missing``.
+Isolation. An implementation whose call raises is retried partial by partial (not the
+partial whose chain is that call), so an exception costs only the combinations it really
+breaks; those rows are ``error`` with the message. A ``None`` derivative is ``missing``.
 """
 
 from __future__ import annotations
@@ -39,10 +38,7 @@ from harness.backends.padding import padded  # noqa: E402
 from harness.backends.tensorflow.build import build_implementation  # noqa: E402
 from harness.backends.tensorflow.derivatives import derivatives, prefix_closure  # noqa: E402
 from harness.backends.tensorflow.tfimport import one_order, tf  # noqa: E402
-from harness.cases.model import (
-    Case,
-    Partial,  # noqa: E402
-)
+from harness.cases.model import Case, Partial  # noqa: E402
 
 __all__ = [
     "TF_DTYPES",
@@ -204,13 +200,16 @@ class Runner:
             except NotApplicable as exc:  # an operator without a TensorFlow kernel
                 out[name] = dict.fromkeys(partials, exc)
                 continue
-            except Exception:  # noqa: BLE001 - isolate below, one partial at a time
+            except Exception as exc:  # noqa: BLE001 - isolate below, one partial at a time
                 self.stats.fallbacks += 1
+                whole = exc
             out[name] = {}
             for p in partials:
                 chain = prefix_closure([p])
                 key = ("partial", name, p)
                 try:
+                    if set(chain) == set(partials):  # the call that raised, again
+                        raise whole
                     values = self.call(key, group_body([name], chain))
                     out[name][p] = _to_numpy(values[0][chain.index(p)], self.n)
                     self.routes.append((key, [p], [name], chain))
