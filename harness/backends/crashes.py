@@ -2,9 +2,9 @@
 
 Some kernels crash their framework's process rather than raise: PyTorch 2.13's
 ``torch.compile`` of three nested ``jvp`` of ``elu`` is a segmentation fault, in every
-dtype, which ended a job of the full census and every case in it. ``harness evaluate``
-and ``harness run`` (:data:`SUPERVISED`) therefore do their work in a child process
-(:func:`supervise`). Before each framework call the child names what it computes
+dtype, which ended a job of the full census and every case in it. ``harness evaluate``,
+``harness run`` and ``harness repair`` (:data:`SUPERVISED`) therefore do their work in a
+child process (:func:`supervise`). Before each framework call the child names what it computes
 (:func:`begin`, :func:`naming`: case, back end, dtype, method, mode and phase) in a small
 file; when the child dies by a signal, the parent records that combination as crashed
 and starts a new child. The new child computes everything else and writes the crashed
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: The commands that evaluate in a framework, each in a child process.
-SUPERVISED = ("evaluate", "run")
+SUPERVISED = ("evaluate", "run", "repair")
 
 #: The folder where the child names what it computes and reads what crashed before.
 ENV = "HARNESS_CRASH_LEDGER"

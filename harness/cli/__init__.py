@@ -17,6 +17,7 @@ from harness.cli.census import add_census_commands
 from harness.cli.check import add_check_commands
 from harness.cli.output import EXIT_INVALID, Progress, print_summary, run_diff
 from harness.cli.probe import add_probe_commands
+from harness.cli.repair import add_repair_commands
 from harness.cli.selection import add_selection, each_case, prepare_case
 
 __all__ = ["EXIT_INVALID", "main"]
@@ -273,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cause_commands(sub)
     add_census_commands(sub)
     add_check_commands(sub)
+    add_repair_commands(sub)
 
     p = sub.add_parser("collect", help="summarise every case's errors table")
     p.add_argument("errors", nargs="*", help="errors tables (default: RESULTS/*/errors.parquet)")

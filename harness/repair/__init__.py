@@ -8,8 +8,12 @@ Modules, one job each:
   derivatives to order 4, at seeded points of the identity's domain.
 - :mod:`harness.repair.saturate`: an expression's equivalent forms by equality saturation
   over that rule set (egglog), within stated limits on iterations, nodes and seconds:
-  the candidates a repair is chosen from once judged (not yet wired to the judging).
+  the candidates a repair is chosen from.
 - :mod:`harness.repair.candidates`: a case implementation's candidates (its expression,
   or one rule at a time, rewritten), each an implementation of the case file's shape,
   and a copy of the case with them added, for the study to judge.
+- :mod:`harness.repair.prove`: the candidates judged by the study's own stages beside
+  the original, point by point: accepted where right wherever the original was right
+  and right somewhere it failed, ranked by the share right, then by cost
+  (``harness repair``).
 """

@@ -1,0 +1,103 @@
+"""``harness repair CASE [IMPLEMENTATION ...]``: each implementation's candidate
+repairs (:mod:`harness.repair`) judged by the study's stages and ranked, printed as a
+table; ``--into NEW.yaml`` writes a copy of the case with the best repair added as
+``IMPLEMENTATION_repaired``, so that ``harness run NEW.yaml`` proves it again. Exit 0 when
+every implementation asked got a repair, 1 when one got none, 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.cli.output import EXIT_INVALID, Progress
+
+__all__ = ["add_repair_commands"]
+
+
+def _failing(case) -> list[str]:
+    """The implementations a repair may rewrite: those written as expressions."""
+    return [i.name for i in case.implementations if not i.registered and i.expression is not None]
+
+
+def _cmd_repair(args: argparse.Namespace) -> int:
+    import yaml
+
+    from harness.cases.load import load_case
+    from harness.cases.model import CaseError
+    from harness.repair.prove import repair
+    from harness.results import atomic_write_text
+    from harness.stages.prepared import Selection
+
+    try:
+        case = load_case(args.case)
+    except CaseError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_INVALID
+    names = args.implementations or _failing(case)
+    unknown = [n for n in names if n not in {i.name for i in case.implementations}]
+    if unknown:
+        print(f"{args.case}: no implementation {', '.join(unknown)}", file=sys.stderr)
+        return EXIT_INVALID
+    if args.into and len(names) != 1:
+        print("--into takes one IMPLEMENTATION", file=sys.stderr)
+        return EXIT_INVALID
+    selection = Selection(
+        dtypes=args.dtypes, methods=args.methods, modes=args.modes, backends=args.backends
+    )
+    limits = {"iterations": args.iterations, "max_nodes": args.max_nodes, "seconds": args.seconds}
+    code = 0
+    for name in names:
+        found = repair(
+            args.case,
+            name,
+            selection=selection,
+            results=Path(args.results) / name if args.results else None,
+            per_part=args.per_part,
+            progress=None if args.quiet else Progress(),
+            **limits,
+        )
+        print(f"\n{case.id}: {name} ({found.seconds:.1f} s)")
+        for part, search in found.search.searches.items():
+            print(
+                f"  {part}: {search.iterations} iterations, {search.nodes} e-nodes, "
+                f"{search.seconds:.2f} s, stopped by {search.stopped} (limits {search.limits})"
+            )
+        for why in found.search.skipped:
+            print(f"  not searched: {why}")
+        if not found.search.found:
+            print("  no candidate: the saturation found no other form")
+        print(found.table())
+        best = found.best
+        if best is None:
+            print(f"no repair of {name}: no candidate is right wherever it was right and better")
+            code = 1
+            continue
+        print(f"best: {best.name} ({best.part}: {best.form})")
+        if args.into:
+            data = yaml.safe_load(Path(args.case).read_text(encoding="utf-8"))
+            text = yaml.safe_dump(found.case_with_repair(data), sort_keys=False, width=88)
+            atomic_write_text(args.into, text)
+            print(f"wrote {args.into} with {name}_repaired")
+    return code
+
+
+def add_repair_commands(sub) -> None:
+    p = sub.add_parser(
+        "repair",
+        help="find, judge and rank stable rewrites of a case's failing implementations",
+    )
+    p.add_argument("case", help="the case file")
+    p.add_argument("implementations", nargs="*", help="default: every expression implementation")
+    p.add_argument("--into", help="write the case with the best repair added here")
+    p.add_argument("--results", help="keep the proof's tables here (default: a temporary folder)")
+    p.add_argument("--backends", nargs="+", help="back ends (default: the case's)")
+    p.add_argument("--dtypes", nargs="+")
+    p.add_argument("--methods", nargs="+")
+    p.add_argument("--modes", nargs="+")
+    p.add_argument("--per-part", type=int, default=6, help="candidates per rewritten part")
+    p.add_argument("--iterations", type=int, default=8, help="saturation iterations")
+    p.add_argument("--max-nodes", type=int, default=20000, help="e-nodes at most")
+    p.add_argument("--seconds", type=float, default=10.0, help="seconds of saturation at most")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=_cmd_repair)

@@ -1,0 +1,246 @@
+"""Candidates judged: a repair is what the study's own stages found right.
+
+:func:`repair` writes a copy of the case holding the implementation to repair and its
+candidates (:mod:`harness.repair.candidates`), runs it through the study's stages
+(:func:`harness.stages.run.run_stages`: the certified reference, every back end, method,
+mode, dtype and order the case has, edges bisected) and compares each candidate with
+the original point by point (:class:`Judged`; finite differences aside, whose error is
+the method's own). A candidate is *accepted* only where it is
+right at every row the original was right at and right at some row the original failed;
+it is *right everywhere* where no judged row fails. Alternatives are ranked by the share
+right, then by cost (operations per value: the nodes of its expression and rules), as
+Herbie's accuracy-versus-cost table is. Nothing here calls a candidate a repair before
+these tables say so.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from harness.cases import expressions as ex
+from harness.cases.model import Implementation
+from harness.repair.candidates import Candidates, candidates, with_candidates
+
+__all__ = ["Judged", "Repair", "judge_rows", "repair"]
+
+#: What a row is, across the implementations of one case copy.
+ROW = ["backend", "method", "mode", "dtype", "order", "partial", "point"]
+#: Outcomes the study does not judge: they count neither way.
+NOT_JUDGED = ("ref_unreliable", "flushed", "not_applicable")
+#: Methods whose error is their own, not the formula's or the rule's: finite differences
+#: run no rule, and their truncation and cancellation no rewrite removes.
+OWN_ERROR = ("finite_difference",)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One implementation of the copy against the original, over the rows the original
+    is judged at: ``right`` of ``judged``; ``regressions`` (right in the original, not
+    here) and ``fixed`` (failing in the original, right here); ``still``: where it still
+    fails, a line per (back end, method, mode, dtype, order) with its outcomes."""
+
+    name: str
+    part: str
+    form: str
+    cost: int
+    judged: int
+    right: int
+    regressions: int
+    fixed: int
+    still: tuple[str, ...]
+
+    @property
+    def share(self) -> float:
+        return self.right / self.judged if self.judged else 1.0
+
+    @property
+    def everywhere(self) -> bool:
+        return self.right == self.judged
+
+    @property
+    def accepted(self) -> bool:
+        return self.regressions == 0 and self.fixed > 0
+
+
+def _cost(impl: Implementation) -> int:
+    """Operations per value: the nodes of the expression and of every rule."""
+    nodes = [impl.expression, *(impl.gradient or {}).values(), *(impl.tangent or {}).values()]
+    return sum(len(list(ex.walk(n))) for n in nodes if isinstance(n, ex.Node))
+
+
+def _still(rows: pd.DataFrame) -> tuple[str, ...]:
+    bad = rows[rows["outcome"] != "ok"]
+    lines = []
+    keys = ["backend", "method", "mode", "dtype", "order", "partial"]
+    for key, group in bad.groupby(keys, sort=True, observed=True):
+        counts = group["outcome"].value_counts()
+        what = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+        b, m, mode, d, order, partial = key
+        lines.append(f"{b} {m} {mode} {d} order {order} ({partial or 'value'}): {what}")
+    return tuple(lines)
+
+
+def judge_rows(errors: pd.DataFrame, original: str, name: str) -> dict:
+    """``name``'s rows of an errors table against ``original``'s, on the rows where the
+    original is judged: the counts of :class:`Judged`."""
+    errors = errors[~errors["method"].isin(OWN_ERROR)]
+    base = errors[errors["implementation"] == original].set_index(ROW)["outcome"].astype(str)
+    base = base[~base.isin(NOT_JUDGED)]
+    mine = errors[errors["implementation"] == name].set_index(ROW)["outcome"].astype(str)
+    mine = mine.reindex(base.index).fillna("missing")
+    ok_base, ok_mine = base == "ok", mine == "ok"
+    rows = mine.rename("outcome").reset_index()
+    return {
+        "judged": int(len(base)),
+        "right": int(ok_mine.sum()),
+        "regressions": int((ok_base & ~ok_mine).sum()),
+        "fixed": int((~ok_base & ok_mine).sum()),
+        "still": _still(rows),
+    }
+
+
+@dataclass
+class Repair:
+    """The search for ``implementation`` of ``case``: the ``original`` judged, the
+    ``alternatives`` ranked (share right, then cost), the ``search`` that found them,
+    the ``seconds`` it all took and where its tables are (``results``)."""
+
+    case: str
+    implementation: str
+    original: Judged
+    alternatives: tuple[Judged, ...]
+    search: Candidates
+    seconds: float
+    results: Path
+    proof: dict = field(repr=False)
+    _folder: object = field(default=None, repr=False)
+
+    @property
+    def best(self) -> Judged | None:
+        """The best accepted alternative, if any."""
+        return next((a for a in self.alternatives if a.accepted), None)
+
+    def implementation_of(self, judged: Judged) -> dict:
+        """``judged``'s implementation as a case file writes it."""
+        return dict(self.proof["implementations"][judged.name])
+
+    def case_with_repair(self, data: dict) -> dict:
+        """A copy of the case file's ``data`` with the best repair added as
+        ``<implementation>_repaired`` (raises ``LookupError`` where none was accepted)."""
+        best = self.best
+        if best is None:
+            raise LookupError(f"{self.implementation}: no candidate was accepted")
+        impl = self.implementation_of(best)
+        impl["description"] = (
+            f"The repair of {self.implementation} found by harness repair ({best.part} "
+            f"rewritten): right at {best.right} of {best.judged} judged values, "
+            f"{self.original.right} before."
+        )
+        out = dict(data)
+        out["implementations"] = {
+            **data["implementations"],
+            f"{self.implementation}_repaired": impl,
+        }
+        return out
+
+    def table(self) -> str:
+        """The alternatives as text, the original first."""
+        head = f"{'implementation':<34} {'right':>13} {'share':>7} {'cost':>5}  verdict"
+        lines = [head, "-" * len(head)]
+        for j in (self.original, *self.alternatives):
+            if j is self.original:
+                verdict = "the original"
+            elif j.everywhere and j.accepted:
+                verdict = "repair, right everywhere"
+            elif j.accepted:
+                verdict = f"repair, {j.fixed} fixed, fails at {j.judged - j.right}"
+            else:
+                verdict = f"rejected: {j.regressions} regressions, {j.fixed} fixed"
+            right = f"{j.right}/{j.judged}"
+            lines.append(f"{j.name:<34} {right:>13} {j.share:>7.1%} {j.cost:>5}  {verdict}")
+            if j is not self.original:
+                lines.append(f"{'':<4}{j.part}: {j.form}")
+        return "\n".join(lines)
+
+
+def _proof_data(data: dict, implementation: str, found: Candidates, name: str) -> dict:
+    """The case file's ``data`` with only ``implementation`` and its candidates (the
+    expectations, which may name the others, left out: they change no outcome)."""
+    out = {k: v for k, v in data.items() if k != "expectations"}
+    out["implementations"] = {implementation: data["implementations"][implementation]}
+    out = with_candidates(out, found)
+    out["title"] = f"{data.get('title', name)} (repair of {implementation})"
+    return out
+
+
+def repair(
+    case_path: str | Path,
+    implementation: str,
+    config=None,
+    selection=None,
+    results: str | Path | None = None,
+    per_part: int = 6,
+    cache: bool = True,
+    progress=None,
+    **limits,
+) -> Repair:
+    """Search, judge and rank the repairs of ``implementation`` of the case at
+    ``case_path`` (``limits``: the saturation's, :func:`harness.repair.saturate.saturate`);
+    the study's ``config`` and a ``selection`` narrow the run as they narrow
+    ``harness run``. The tables go to ``results`` (a temporary folder by default, removed
+    with the result), the reference to the per-user cache."""
+    from harness.cases.load import load_case
+    from harness.results import atomic_write_text, read_table
+    from harness.stages.folders import run_folder, share_cache
+    from harness.stages.prepared import Selection, prepare
+    from harness.stages.run import run_stages
+
+    start = time.perf_counter()
+    case_path = Path(case_path)
+    case = load_case(case_path)
+    found = candidates(case, implementation, per_part, **limits)
+    data = yaml.safe_load(case_path.read_text(encoding="utf-8"))
+    name = f"{case.id}_repair_{implementation}"
+    proof = _proof_data(data, implementation, found, name)
+    folder, keep = run_folder(results, prefix="harness-repair-")
+    if cache:
+        share_cache(folder)
+    path = folder / "cases" / f"{name}.yaml"
+    atomic_write_text(path, yaml.safe_dump(proof, sort_keys=False, width=88))
+    prep = prepare(path, config, selection or Selection())
+    run_stages(prep, folder, cache, progress)
+    errors = read_table(folder / prep.case.id / "errors.parquet")
+    loaded = {i.name: i for i in prep.case.implementations}
+
+    def judged(impl: str, part: str, form: str) -> Judged:
+        return Judged(
+            impl, part, form, _cost(loaded[impl]), **judge_rows(errors, implementation, impl)
+        )
+
+    original = judged(implementation, "", "")
+    alternatives = sorted(
+        (judged(c.name, c.part, c.form) for c in found.found),
+        key=lambda j: (-j.accepted, -j.right, j.cost, j.name),
+    )
+    out = Repair(
+        case.id,
+        implementation,
+        original,
+        tuple(alternatives),
+        found,
+        round(time.perf_counter() - start, 2),
+        folder,
+        proof,
+        keep,
+    )
+    if keep is not None:
+        import shutil
+        import weakref
+
+        weakref.finalize(out, shutil.rmtree, str(folder), True)
+    return out
