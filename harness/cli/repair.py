@@ -15,7 +15,7 @@ from harness.cli.output import EXIT_INVALID, Progress
 __all__ = ["add_repair_commands"]
 
 
-def _failing(case) -> list[str]:
+def _rewritable(case) -> list[str]:
     """The implementations a repair may rewrite: those written as expressions."""
     return [i.name for i in case.implementations if not i.registered and i.expression is not None]
 
@@ -34,7 +34,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
     except CaseError as exc:
         print(exc, file=sys.stderr)
         return EXIT_INVALID
-    names = args.implementations or _failing(case)
+    names = args.implementations or _rewritable(case)
     unknown = [n for n in names if n not in {i.name for i in case.implementations}]
     if unknown:
         print(f"{args.case}: no implementation {', '.join(unknown)}", file=sys.stderr)

@@ -24,14 +24,13 @@ import yaml
 
 from harness.cases import expressions as ex
 from harness.cases.model import Implementation
+from harness.judge.compare import NOT_JUDGED
 from harness.repair.candidates import Candidates, candidates, with_candidates
 
 __all__ = ["Judged", "Repair", "judge_rows", "repair"]
 
 #: What a row is, across the implementations of one case copy.
 ROW = ["backend", "method", "mode", "dtype", "order", "partial", "point"]
-#: Outcomes the study does not judge: they count neither way.
-NOT_JUDGED = ("ref_unreliable", "flushed", "not_applicable")
 #: Methods whose error is their own, not the formula's or the rule's: finite differences
 #: run no rule, and their truncation and cancellation no rewrite removes.
 OWN_ERROR = ("finite_difference",)
@@ -40,9 +39,10 @@ OWN_ERROR = ("finite_difference",)
 @dataclass(frozen=True)
 class Judged:
     """One implementation of the copy against the original, over the rows the original
-    is judged at: ``right`` of ``judged``; ``regressions`` (right in the original, not
-    here) and ``fixed`` (failing in the original, right here); ``still``: where it still
-    fails, a line per (back end, method, mode, dtype, order) with its outcomes."""
+    is judged at (the study's ``NOT_JUDGED`` outcomes count neither way): ``right`` of
+    ``judged``; ``regressions`` (right in the original, not here) and ``fixed`` (failing
+    in the original, right here); ``still``: where it still fails, a line per (back end,
+    method, mode, dtype, order) with its outcomes."""
 
     name: str
     part: str
