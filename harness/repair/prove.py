@@ -76,10 +76,8 @@ def _cost(impl: Implementation) -> int:
 def _still(rows: pd.DataFrame) -> tuple[str, ...]:
     bad = rows[rows["outcome"] != "ok"]
     lines = []
-    keys = ["backend", "method", "mode", "dtype", "order", "partial"]
-    for key, group in bad.groupby(keys, sort=True, observed=True):
-        counts = group["outcome"].value_counts()
-        what = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+    for key, group in bad.groupby(ROW[:-1], sort=True, observed=True):
+        what = ", ".join(f"{n} {o}" for o, n in group["outcome"].value_counts().items())
         b, m, mode, d, order, partial = key
         lines.append(f"{b} {m} {mode} {d} order {order} ({partial or 'value'}): {what}")
     return tuple(lines)
