@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.backends.tracing import Refusal, number
 from harness.cases.expressions import Num, parse, walk
 from harness.operators.table import OPERATORS
 
@@ -196,3 +197,11 @@ def test_a_tensorflow_function_a_nested_tf_function_and_a_custom_gradient_trace(
         harness.trace(lambda x: x if x > 0 else -x, "tensorflow", {"x": xs})
     with pytest.raises(TraceError, match=r"at x = 0\.1 the function gives 0\.30000001192092896"):
         harness.trace(lambda x: tf.cast(x, tf.float32) * 3, "tensorflow", {"x": [0.1, 1.0]})
+
+
+def test_a_non_finite_constant_is_refused_by_the_tracers():
+    # The case language has no literal for inf: a trace holding one is refused, and a
+    # custom rule of JAX's (logaddexp's) says so instead of writing a case that fails.
+    with pytest.raises(Refusal, match="no literal"):
+        number(float("inf"))
+    assert number(2.5).value == 2.5

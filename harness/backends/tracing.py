@@ -8,6 +8,7 @@ selects, identities) itself. No framework here."""
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.cases import expressions as ex
@@ -36,6 +37,9 @@ def number(value) -> ex.Num:
     if isinstance(value, int):
         return ex.Num(str(value), float(value))
     v = float(value)
+    if not math.isfinite(v):
+        # JAX's logaddexp rule compares with inf: the case language has no such literal.
+        raise Refusal(f"a constant {v!r}, which a case file has no literal for")
     return ex.Num(repr(v), v)
 
 
