@@ -49,9 +49,14 @@ def test_the_logistic_solution_s_exponential_form_reaches_the_reciprocal_form():
     original = "y0 * exp(r*t) / (1 - y0 + y0 * exp(r*t))"
     names = {"y0", "r", "t"}
     found, texts = _forms(original, names)
-    wanted = {ex.unparse(ex.parse(f"1 / (1 + ({inverse} - 1) / exp(r * t))", names))
-              for inverse in ("1 / y0", "reciprocal(y0)")}  # fmt: skip
+    wanted = {ex.unparse(ex.parse(f"{outer}(1 + ({inverse} - 1) / exp(r * t))", names))
+              for inverse in ("1 / y0", "reciprocal(y0)")
+              for outer in ("1 / ", "reciprocal")}  # fmt: skip
     assert wanted & texts, sorted(texts)
+    # And the case's sigmoid form, sigmoid(r t - log(1/y0 - 1)), through the sigmoid of
+    # a negated argument (1 / (1 + exp(u)) = sigmoid(-u)).
+    sigmoid = ex.unparse(ex.parse("sigmoid(-(log(reciprocal(y0) - 1) - r * t))", names))
+    assert sigmoid in texts, sorted(texts)
     points = [{"y0": 0.25, "r": 0.5, "t": 3.0}, {"y0": 0.9, "r": 2.0, "t": 0.125}]
     _same_function(original, found.forms, points)
 
