@@ -4,7 +4,7 @@ verified bit for bit at the sweep's points, its reference certified by Arb, its
 derivatives of orders 0-4 computed by every method and mode of its framework, judged, the
 edges of every failure bisected to adjacent floats, its findings and root causes stated.
 
-The run is the study's own (:func:`harness.stages.run.run_stages`, then the root causes
+The run (:func:`harness.api.run.run_check`) is the study's own (:func:`harness.stages.run.run_stages`, then the root causes
 of :func:`harness.stages.collect.collect_stage`) on the case :mod:`harness.api.case`
 writes; its tables go to ``results`` (a temporary folder by default, removed with the
 result), the reference and JAX's compiled programs to the per-user cache
@@ -13,7 +13,6 @@ result), the reference and JAX's compiled programs to the per-user cache
 from __future__ import annotations
 
 import shutil
-import warnings
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,9 +22,9 @@ import pandas as pd
 import yaml
 
 from harness.api import case as check_case
-from harness.api.trace import Traced, trace_rules, tracer_of, verify
-from harness.backends.interface import TraceError
-from harness.stages.folders import run_folder, share_cache, user_cache
+from harness.api.run import run_check
+from harness.api.trace import Traced
+from harness.stages.folders import user_cache
 
 __all__ = ["CheckResult", "check", "user_cache"]
 
@@ -103,15 +102,6 @@ class CheckResult:
         return head + yaml.safe_dump(data, sort_keys=False, width=88)
 
 
-def _points(prep) -> list:
-    """Every point of the case as float64 columns (each dtype's points, one after the
-    other): where the trace is verified."""
-    frames = [f for f in prep.points.values() if len(f)]
-    names = prep.case.input_names
-    both = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=names)
-    return [both[n].to_numpy(dtype="float64") for n in names]
-
-
 def check(
     fn: Callable,
     framework: str,
@@ -152,100 +142,36 @@ def check(
     dtype is judged, its verdicts (``judged jax reverse jit float32: 396 ok, 4 wrong``)
     on standard error, as ``harness run`` does; or an object of that interface
     (:class:`harness.cli.output.Progress`)."""
-    from harness.backends.catalogue import load
-    from harness.cases.model import CaseError
-    from harness.config import load_config
-    from harness.registered.register import user_function, user_reference
-    from harness.results import atomic_write_text, read_table
-    from harness.stages.collect import collect_stage
-    from harness.stages.prepared import prepare
-    from harness.stages.run import run_stages
+    from harness.results import read_table
 
-    tracer = tracer_of(framework)
-    names = tuple(inputs) if inputs else tuple(tracer_names(fn))
-    if not names:
-        raise TraceError("the function has no inputs to differentiate")
-    folder, keep = run_folder(results)
-    if cache:
-        share_cache(folder)
-    # The framework starts before the trace compiles anything: JAX reads where its
-    # compiled programs are kept once, at its first compilation, and keeps that path
-    # for the process, so it is given resolved (the per-user folder, not this run's
-    # link to it, which goes with a temporary result).
-    compiled = (folder / ".cache").resolve() / "compiled" if cache else None
-    load(framework).start(None, compiled)
-    try:
-        node, untraced = tracer.trace(fn, names), ""
-    except TraceError as exc:
-        if reference is None:
-            raise
-        node, untraced = None, f"not traced ({exc}): the reference is the mpmath function given"
-    data = check_case.case_data(
+    run = run_check(
         fn,
         framework,
-        node,
-        names,
-        inputs,
-        orders,
-        partials,
-        dtypes,
-        methods,
-        modes,
-        expect,
-        tolerances,
-        title,
+        inputs=inputs,
+        orders=orders,
+        partials=partials,
+        dtypes=dtypes,
+        methods=methods,
+        modes=modes,
+        expect=expect,
+        tolerances=tolerances,
+        results=results,
+        title=title,
+        bisect=bisect,
+        cache=cache,
+        reference=reference,
+        progress=progress,
     )
-    if reference is not None:
-        data = check_case.with_reference(data, reference)
-        spec = data["reference"]
-        user_reference(spec["registered"], reference, names, data["notes"])
-    path = folder / "cases" / f"{check_case.case_id(fn)}.yaml"
-    atomic_write_text(path, yaml.safe_dump(data, sort_keys=False, width=88))
-    impl = data["implementations"][check_case.case_id(fn)]
-    user_function(impl["registered"], framework, fn, names, impl["description"])
-    config = load_config(None, {"setting": "full", "split": {"quick": [], "full": []}})
-    try:
-        prep = prepare(path, config)
-    except CaseError as exc:
-        raise CaseError(exc.problems) from None
-    points = _points(prep)
-    rules, note = {}, untraced
-    if node is not None:
-        verify(fn, framework, node, names, points)
-        # The custom rule, if any, traced and verified at the same points; the case is
-        # prepared again with it, for the causes to judge the rule exactly.
-        rules, note = trace_rules(fn, framework, names, points)
-    traced = Traced(node, names, framework, rules, note)
-    if rules:
-        trace = {"expression": traced.text, **traced.rule_texts()}
-        user_function(impl["registered"], framework, fn, names, impl["description"], trace)
-        prep = prepare(path, config)
-    if note:
-        warnings.warn(f"{check_case.case_id(fn)}: {note}", stacklevel=2)
-    if progress is True:
-        from harness.cli.output import Progress
-
-        progress = Progress()
-    run_stages(prep, folder, cache, progress or None, bisect)
-    errors = folder / prep.case.id / "errors.parquet"
-    collect_stage([errors], folder / "summary.parquet")
     result = CheckResult(
-        traced,
-        prep.case,
-        data,
-        read_table(errors),
-        read_table(folder / "findings.parquet"),
-        read_table(folder / "root_causes.parquet"),
-        folder,
-        keep,
+        run.traced,
+        run.case,
+        run.data,
+        read_table(run.errors),
+        read_table(run.results / "findings.parquet"),
+        read_table(run.results / "root_causes.parquet"),
+        run.results,
+        run.keep,
     )
-    if keep is not None:
-        weakref.finalize(result, shutil.rmtree, str(folder), True)
+    if run.keep is not None:
+        weakref.finalize(result, shutil.rmtree, str(run.results), True)
     return result
-
-
-def tracer_names(fn: Callable) -> list[str]:
-    """The function's inputs: its parameters without a default."""
-    from harness.backends.tracing import input_names
-
-    return input_names(fn, None)
