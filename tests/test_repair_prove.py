@@ -114,11 +114,25 @@ def test_the_repair_command_writes_the_case_and_says_when_no_repair_exists(tmp_p
     path = write_case(tmp_path, "softplus", SOFTPLUS)
     into = tmp_path / "softplus_fixed.yaml"
     proc = _harness(
-        "repair", str(path), "naive", "--backends", "torch", "--into", str(into), "-q", cwd=ROOT
+        "repair",
+        str(path),
+        "naive",
+        "--backends",
+        "torch",
+        "--into",
+        str(into),
+        "--code",
+        str(tmp_path / "code"),
+        "-q",
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "repair, right everywhere" in proc.stdout and "e-nodes" in proc.stdout
     assert "naive_repaired" in {i.name for i in load_case(into).implementations}
+    # The code, one module for the one framework searched, checked bit for bit (12
+    # points, orders 0-2, four methods with finite differences).
+    assert [p.name for p in (tmp_path / "code").iterdir()] == ["naive_repaired_torch.py"]
+    assert "checked by harness.check: 144 values bit for bit as judged" in proc.stdout
     # A rule that is wrong: every rewrite computes the same wrong 3x, so none is better.
     wrong = write_case(tmp_path, "wrong", WRONG_RULE)
     proc = _harness("repair", str(wrong), "--backends", "torch", "-q", cwd=ROOT)

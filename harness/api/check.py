@@ -4,11 +4,14 @@ verified bit for bit at the sweep's points, its reference certified by Arb, its
 derivatives of orders 0-4 computed by every method and mode of its framework, judged, the
 edges of every failure bisected to adjacent floats, its findings and root causes stated.
 
-The run (:func:`harness.api.run.run_check`) is the study's own (:func:`harness.stages.run.run_stages`, then the root causes
-of :func:`harness.stages.collect.collect_stage`) on the case :mod:`harness.api.case`
+The run (:func:`harness.api.run.run_check`) is the study's own
+(:func:`harness.stages.run.run_stages`, then the root causes of
+:func:`harness.stages.collect.collect_stage`) on the case :mod:`harness.api.case`
 writes; its tables go to ``results`` (a temporary folder by default, removed with the
 result), the reference and JAX's compiled programs to the per-user cache
-(:func:`harness.stages.folders.user_cache`), shared by every later check of the same function."""
+(:func:`harness.stages.folders.user_cache`), shared by every later check of the same
+function. :meth:`CheckResult.repair` searches the function's repairs
+(:mod:`harness.repair`)."""
 
 from __future__ import annotations
 
@@ -91,6 +94,19 @@ class CheckResult:
         )
         atomic_write_text(path, written.read_text(encoding="utf-8"))
         return Path(path)
+
+    def repair(self, per_part: int = 6, results: str | Path | None = None, **limits):
+        """The function's repairs (:func:`harness.repair.prove.repair`): its case
+        (:meth:`to_case`: the trace, its custom rule's trace included) rewritten and
+        judged in its framework, by the methods, modes and dtypes of this check; the code
+        of the best, in any framework, from :meth:`~harness.repair.prove.Repair.code`."""
+        from harness.repair.prove import repair
+        from harness.results import atomic_write_text
+
+        path = self.results / "repairs" / f"{self.case.id}.yaml"
+        atomic_write_text(path, self.to_case())
+        ((name, _),) = self.data["implementations"].items()
+        return repair(path, name, results=results, per_part=per_part, **limits)
 
     def to_case(self) -> str:
         """The traced function as a case file for the study (``cases/NAME.yaml``)."""

@@ -64,6 +64,12 @@ class BackendSpec:
         """The module writing its reproducers' functions (``snippet.py`` beside ``module``)."""
         return self.module.rsplit(".", 1)[0] + ".snippet"
 
+    @property
+    def emitter(self) -> str:
+        """The module writing an implementation as code to paste (``emit.py`` beside
+        ``module``: :mod:`harness.backends.emit`)."""
+        return self.module.rsplit(".", 1)[0] + ".emit"
+
     def rules_used(self, rules: list[dict], methods) -> list[dict]:
         """Of the checked ``rules`` on a finding's path (:func:`harness.causes.rules.
         check_rules`: each with its ``rule`` and ``kind``), those its ``methods`` go

@@ -1,8 +1,11 @@
 """``harness repair CASE [IMPLEMENTATION ...]``: each implementation's candidate
 repairs (:mod:`harness.repair`) judged by the study's stages and ranked, printed as a
 table; ``--into NEW.yaml`` writes a copy of the case with the best repair added as
-``IMPLEMENTATION_repaired``, so that ``harness run NEW.yaml`` proves it again. Exit 0 when
-every implementation asked got a repair, 1 when one got none, 2 on bad input."""
+``IMPLEMENTATION_repaired``, so that ``harness run NEW.yaml`` proves it again; ``--code
+DIR`` writes it as a module per framework (``IMPLEMENTATION_repaired_<framework>.py``),
+each checked by ``harness.check`` against the judged values, bit for bit. Exit 0 when
+every implementation asked got a repair (and its code computes what was judged), 1 when
+one got none (or its code differs), 2 on bad input."""
 
 from __future__ import annotations
 
@@ -79,7 +82,36 @@ def _cmd_repair(args: argparse.Namespace) -> int:
             text = yaml.safe_dump(found.case_with_repair(data), sort_keys=False, width=88)
             atomic_write_text(args.into, text)
             print(f"wrote {args.into} with {name}_repaired")
+        if args.code and not _write_code(found, Path(args.code)):
+            code = 1
     return code
+
+
+def _write_code(found, folder: Path) -> bool:
+    """The best repair of ``found`` as a module per framework in ``folder``, each checked
+    bit for bit; ``False`` where one computes anything else."""
+    from harness.backends.catalogue import TITLES
+    from harness.results import atomic_write_text
+
+    same = True
+    for fw in found.frameworks:
+        text = found.code(fw)
+        if text is None:
+            print(f"  {TITLES[fw]}: no code (the framework has no place for its rules)")
+            continue
+        path = folder / f"{found.implementation}_repaired_{fw}.py"
+        atomic_write_text(path, text)
+        checked = found.check_code(fw)
+        if checked.same:
+            verdict = f"checked by harness.check: {checked.compared} values bit for bit as judged"
+        else:
+            same = False
+            verdict = (
+                f"NOT the judged values: {checked.differ} of {checked.compared} differ, "
+                f"{checked.missing} not computed; {checked.first}"
+            )
+        print(f"  wrote {path} ({TITLES[fw]}), {verdict}")
+    return same
 
 
 def add_repair_commands(sub) -> None:
@@ -90,6 +122,9 @@ def add_repair_commands(sub) -> None:
     p.add_argument("case", help="the case file")
     p.add_argument("implementations", nargs="*", help="default: every expression implementation")
     p.add_argument("--into", help="write the case with the best repair added here")
+    p.add_argument(
+        "--code", metavar="DIR", help="write the best repair as a module per framework here"
+    )
     p.add_argument("--results", help="keep the proof's tables here (default: a temporary folder)")
     p.add_argument("--backends", nargs="+", help="back ends (default: the case's)")
     p.add_argument("--dtypes", nargs="+")

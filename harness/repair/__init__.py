@@ -16,4 +16,7 @@ Modules, one job each:
   the original, point by point: accepted where right wherever the original was right
   and right somewhere it failed, ranked by the share right, then by cost
   (``harness repair``).
+- :mod:`harness.repair.code`: a repair as a module to paste into each framework (each
+  back end's ``emit.py``), imported and checked by ``harness.check`` against the judged
+  values, bit for bit.
 """

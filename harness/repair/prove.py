@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from harness.backends.catalogue import BACKENDS
 from harness.cases import expressions as ex
 from harness.cases.model import Implementation
 from harness.judge.compare import NOT_JUDGED
@@ -53,6 +54,8 @@ class Judged:
     regressions: int
     fixed: int
     still: tuple[str, ...]
+    #: Rows the original fails at and the study does not judge here (``flushed``, ...).
+    unjudged: int = 0
 
     @property
     def share(self) -> float:
@@ -85,20 +88,25 @@ def _still(rows: pd.DataFrame) -> tuple[str, ...]:
 
 def judge_rows(errors: pd.DataFrame, original: str, name: str) -> dict:
     """``name``'s rows of an errors table against ``original``'s, on the rows where the
-    original is judged: the counts of :class:`Judged`."""
+    original is judged: the counts of :class:`Judged`. A row the study does not judge in
+    ``name`` (the truth flushed by the platform, say) where the original fails says
+    nothing either way and is left out; where the original is right, it is a regression
+    (the original's right value is lost)."""
     errors = errors[~errors["method"].isin(OWN_ERROR)]
     base = errors[errors["implementation"] == original].set_index(ROW)["outcome"].astype(str)
     base = base[~base.isin(NOT_JUDGED)]
     mine = errors[errors["implementation"] == name].set_index(ROW)["outcome"].astype(str)
     mine = mine.reindex(base.index).fillna("missing")
     ok_base, ok_mine = base == "ok", mine == "ok"
-    rows = mine.rename("outcome").reset_index()
+    keep = ok_base | ~mine.isin(NOT_JUDGED)
+    rows = mine[keep].rename("outcome").reset_index()
     return {
-        "judged": int(len(base)),
+        "judged": int(keep.sum()),
         "right": int(ok_mine.sum()),
         "regressions": int((ok_base & ~ok_mine).sum()),
         "fixed": int((~ok_base & ok_mine).sum()),
         "still": _still(rows),
+        "unjudged": int((~keep).sum()),
     }
 
 
@@ -116,6 +124,8 @@ class Repair:
     seconds: float
     results: Path
     proof: dict = field(repr=False)
+    #: The back ends the candidates ran in, in the study's order.
+    frameworks: tuple[str, ...] = ()
     _folder: object = field(default=None, repr=False)
 
     @property
@@ -130,9 +140,7 @@ class Repair:
     def case_with_repair(self, data: dict) -> dict:
         """A copy of the case file's ``data`` with the best repair added as
         ``<implementation>_repaired`` (raises ``LookupError`` where none was accepted)."""
-        best = self.best
-        if best is None:
-            raise LookupError(f"{self.implementation}: no candidate was accepted")
+        best = self._chosen(None)
         impl = self.implementation_of(best)
         impl["description"] = (
             f"The repair of {self.implementation} found by harness repair ({best.part} "
@@ -145,6 +153,59 @@ class Repair:
             f"{self.implementation}_repaired": impl,
         }
         return out
+
+    def _chosen(self, judged: Judged | None) -> Judged:
+        judged = judged or self.best
+        if judged is None:
+            raise LookupError(f"{self.implementation}: no candidate was accepted")
+        return judged
+
+    def code(self, framework: str, judged: Judged | None = None) -> str | None:
+        """The best repair (or ``judged``) as a ``framework`` module defining
+        ``<implementation>_repaired`` (:mod:`harness.repair.code`); ``None`` where the
+        framework cannot hold it."""
+        from harness.cases.load import load_case
+        from harness.repair.code import code
+
+        judged = self._chosen(judged)
+        doc = (
+            f"{self.implementation}_repaired: the repair of {self.implementation} of the "
+            f"case {self.case}, found by harness repair.\n\n{judged.part}: {judged.form}\n\n"
+            f"Right at {judged.right} of {judged.judged} judged values ({self.original.right} "
+            "before), in the frameworks, methods, modes, dtypes and orders of the search. "
+            "Call it with tensors of one dtype; differentiate it as you differentiate "
+            "any function."
+        )
+        case = load_case(self.results / "cases" / f"{self.proof_id}.yaml")
+        name = f"{self.implementation}_repaired"
+        text = code(case, judged.name, framework, name, doc)
+        # The candidate's name, where a back end names a function after it, is the repair's.
+        return None if text is None else text.replace(judged.name, name)
+
+    def check_code(self, framework: str, judged: Judged | None = None):
+        """:meth:`code` imported and checked by :func:`harness.check` against the judged
+        values, bit for bit (:func:`harness.repair.code.check_code`); ``None`` where no
+        code could be written."""
+        from harness.cases.load import load_case
+        from harness.repair.code import check_code
+        from harness.results import read_table
+
+        judged = self._chosen(judged)
+        text = self.code(framework, judged)
+        if text is None:
+            return None
+        errors = read_table(self.results / self.proof_id / "errors.parquet")
+        rows = errors[errors["implementation"] == judged.name]
+        case = load_case(self.results / "cases" / f"{self.proof_id}.yaml")
+        name = f"{self.implementation}_repaired"
+        return check_code(
+            text, framework, name, case, self.proof["inputs"], rows, self.results / "code"
+        )
+
+    @property
+    def proof_id(self) -> str:
+        """The id of the case copy the candidates were judged in."""
+        return f"{self.case}_repair_{self.implementation}"
 
     def table(self) -> str:
         """The alternatives as text, the original first."""
@@ -159,6 +220,8 @@ class Repair:
                 verdict = f"repair, {j.fixed} fixed, fails at {j.judged - j.right}"
             else:
                 verdict = f"rejected: {j.regressions} regressions, {j.fixed} fixed"
+            if j.unjudged:
+                verdict += f"; {j.unjudged} not judged (flushed, undecided)"
             right = f"{j.right}/{j.judged}"
             lines.append(f"{j.name:<34} {right:>13} {j.share:>7.1%} {j.cost:>5}  {verdict}")
             if j is not self.original:
@@ -234,6 +297,7 @@ def repair(
         round(time.perf_counter() - start, 2),
         folder,
         proof,
+        tuple(b for b in BACKENDS if b in set(errors["backend"].astype(str))),
         keep,
     )
     if keep is not None:
