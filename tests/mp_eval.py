@@ -28,7 +28,20 @@ _MP = {
     "logaddexp": lambda a, b: mpmath.log(mpmath.exp(a) + mpmath.exp(b)),
     "xlogy": lambda x, y: x * mpmath.log(y),
     "xlog1py": lambda x, y: x * mpmath.log1p(y),
+    "exp2": lambda x: mpmath.mpf(2) ** x,
+    "rsqrt": lambda x: 1 / mpmath.sqrt(x),
+    "sin": mpmath.sin,
+    "cos": mpmath.cos,
+    "tan": mpmath.tan,
+    "sinh": mpmath.sinh,
+    "cosh": mpmath.cosh,
+    "atan": mpmath.atan,
+    "asinh": mpmath.asinh,
+    "erf": mpmath.erf,
+    "erfc": mpmath.erfc,
 }
+_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+            ast.GtE: operator.ge, ast.Eq: operator.eq, ast.NotEq: operator.ne}  # fmt: skip
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.Pow: operator.pow}  # fmt: skip
 
@@ -40,7 +53,12 @@ def mp_value(text: str, point: dict):
         if isinstance(n, ast.Expression):
             return go(n.body)
         if isinstance(n, ast.Name):
-            return point[n.id]
+            return mpmath.pi if n.id == "pi" and "pi" not in point else point[n.id]
+        if isinstance(n, ast.Compare):
+            return _COMPARE[type(n.ops[0])](go(n.left), go(n.comparators[0]))
+        if isinstance(n, ast.Call) and n.func.id == "where":
+            cond, then, otherwise = n.args
+            return go(then) if go(cond) else go(otherwise)
         if isinstance(n, ast.Constant):
             return mpmath.mpf(n.value)
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
