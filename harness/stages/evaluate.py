@@ -50,8 +50,13 @@ def _write_evaluation(
 def compilation_cache(prep: Prepared, results: str | Path) -> Path | None:
     """Where a framework keeps what it compiles for the processes after this one,
     ``<results>/.cache/compiled`` (:mod:`harness.backends.jax.cache`); ``None`` where
-    the study's ``compilation_cache`` is off."""
-    return Path(results) / ".cache" / "compiled" if prep.settings.compilation_cache else None
+    the study's ``compilation_cache`` is off. A ``.cache`` that links to the per-user
+    cache (:func:`harness.stages.folders.share_cache`) is given resolved: JAX keeps the
+    path for the process, and a temporary run's link goes with its run."""
+    if not prep.settings.compilation_cache:
+        return None
+    own = Path(results) / ".cache"
+    return (own.resolve() if own.is_symlink() else own) / "compiled"
 
 
 def evaluate_stage(
