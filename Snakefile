@@ -55,6 +55,7 @@ wildcard_constraints:
 include: "rules/case.smk"
 include: "rules/study.smk"
 include: "rules/census.smk"
+include: "rules/repair.smk"
 
 
 rule all:

@@ -17,9 +17,10 @@ CASES = Path(__file__).resolve().parents[1] / "cases"
 
 def test_explicit_square_s_rule_for_b_gets_the_answer_s_quotient(tmp_path):
     case = load_case(CASES / "ratio.yaml")
-    found = candidates(case, "explicit_square")
+    found = candidates(case, "explicit_square", symbolic=False)
     parts = {c.part for c in found.found}
-    assert parts == {"gradient:a", "gradient:b"}  # one rule rewritten at a time
+    # The expression (its rules kept), then one rule rewritten at a time.
+    assert parts == {"expression", "gradient:a", "gradient:b"}
     stable = ex.unparse(ex.parse("dy * a / b / b", {"dy", "a", "b"}))
     (hit,) = [c for c in found.found if c.part == "gradient:b" and c.form == stable]
     # The other rule as the case wrote it; the expression unchanged.
@@ -38,9 +39,31 @@ def test_explicit_square_s_rule_for_b_gets_the_answer_s_quotient(tmp_path):
     assert {i.name for i in case.implementations} | {c.name for c in found.found} == names
 
 
+def test_explicit_square_s_symbolic_rule_for_b_is_the_answer_s_quotient(tmp_path):
+    # d/db of -a/b, by the chain rule and rewritten: (-a/b)/b among the forms, the
+    # seed's answer; no form takes the logarithm of a negative constant.
+    case = load_case(CASES / "ratio.yaml")
+    found = candidates(case, "explicit_square")
+    symbolic = [c for c in found.found if c.part == "rule (symbolic, first order)"]
+    stable = ex.unparse(ex.parse("dy * (-(((-a) / b) / b))", {"dy", "a", "b"}))
+    names = {"dy", "a", "b"}
+    assert stable in {ex.unparse(ex.parse(c.mapping["gradient"]["b"], names)) for c in symbolic}
+    # A first-order rule serves reverse and forward mode: the same derivative as both.
+    assert all(c.mapping["tangent"]["b"] == "dx" + c.mapping["gradient"]["b"][2:] for c in symbolic)
+    assert not any("log((-1)" in c.form for c in found.found)
+    nested = [c for c in found.found if c.part == "rule (symbolic, nested)"]
+    assert nested and all(isinstance(c.mapping["gradient"]["b"], dict) for c in nested)
+    # The copy with them loads: each a valid implementation of the case file.
+    data = yaml.safe_load((CASES / "ratio.yaml").read_text())
+    copy = tmp_path / "ratio_candidates.yaml"
+    copy.write_text(yaml.safe_dump(with_candidates(data, found), sort_keys=False))
+    loaded = {i.name for i in load_case(copy).implementations}
+    assert {c.name for c in symbolic + nested} <= loaded
+
+
 def test_naive_softplus_s_expression_gets_the_kernel_and_registered_code_is_left_alone():
     case = load_case(CASES / "softplus.yaml")
-    found = candidates(case, "naive", per_part=4)
+    found = candidates(case, "naive", per_part=4, symbolic=False)
     assert {c.part for c in found.found} == {"expression"} and len(found.found) == 4
     assert "softplus(x)" in {c.form for c in found.found}
     ratio = load_case(CASES / "ratio.yaml")

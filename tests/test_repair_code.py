@@ -98,7 +98,11 @@ def _close(got: float, want: float, dtype: str) -> bool:
 def test_a_repairs_code_computes_the_judged_values_in_every_framework(tmp_path):
     path = write_case(tmp_path, "softplus", SOFTPLUS)
     found = repair(
-        path, "naive", selection=Selection(methods=["reverse"], modes=["eager"]), per_part=4
+        path,
+        "naive",
+        selection=Selection(methods=["reverse"], modes=["eager"]),
+        per_part=4,
+        symbolic=False,
     )
     best = found.best
     assert best is not None and best.everywhere, found.table()
@@ -125,9 +129,13 @@ def test_a_repairs_code_computes_the_judged_values_in_every_framework(tmp_path):
 @pytest.mark.slow
 def test_a_custom_gradient_is_repaired_as_each_frameworks_custom_rule(tmp_path):
     path = write_case(tmp_path, "documented", DOCUMENTED)
-    found = repair(path, "doc", selection=Selection(methods=["reverse"]), per_part=6)
+    found = repair(
+        path, "doc", selection=Selection(methods=["reverse"]), per_part=4, symbolic=False
+    )
     best = found.best
-    assert best is not None and best.part == "gradient:x", found.table()
+    # A rule is part of the repair: the documented one rewritten, or the function's own
+    # derivative, with the expression's best rewrite where the value needs one too.
+    assert best is not None and "gradient" in found.implementation_of(best), found.table()
     idiom = {
         "tensorflow": "@tf.custom_gradient",
         "jax": "@jax.custom_vjp",
@@ -164,7 +172,7 @@ def test_a_checked_function_is_repaired_from_its_trace(tmp_path):
         modes=["eager"],
     )
     assert not result.ok
-    found = result.repair(per_part=4)
+    found = result.repair(per_part=4, symbolic=False)
     best = found.best
     assert best is not None and best.fixed > 0 and best.regressions == 0, found.table()
     assert found.frameworks == ("jax",)

@@ -16,6 +16,7 @@ import pytest
 from harness.cases import expressions as ex
 from harness.cases.load import load_case
 from harness.repair.prove import repair
+from harness.results import read_table
 from harness.stages.prepared import Selection
 
 from .conftest import ROOT, write_case
@@ -76,7 +77,9 @@ def _numpy(node: ex.Node, x: np.float64) -> np.float64:
 
 def test_naive_softplus_is_repaired_to_a_form_right_at_every_judged_value(tmp_path):
     path = write_case(tmp_path, "softplus", SOFTPLUS)
-    found = repair(path, "naive", selection=Selection(backends=["torch"]), per_part=4)
+    found = repair(
+        path, "naive", selection=Selection(backends=["torch"]), per_part=4, symbolic=False
+    )
     # Every point, order 0-2, by each of PyTorch's three autodiff methods in the eager
     # mode (finite differences, whose error is the method's own, aside).
     assert found.original.judged == 12 * 3 * 3
@@ -103,6 +106,23 @@ def test_naive_softplus_is_repaired_to_a_form_right_at_every_judged_value(tmp_pa
     assert ex.unparse(loaded.implementation("naive_repaired").expression) == best.form
 
 
+def _in_chromium(path):
+    """The page loads in headless Chromium with no console error and no request beyond
+    itself, its table and code shown."""
+    from playwright.sync_api import sync_playwright
+
+    from .test_report import watched_page
+
+    with sync_playwright() as p:
+        browser, page, problems, requests = watched_page(p)
+        page.goto(path.as_uri(), wait_until="load")
+        assert page.locator("table").count() == 1 and page.locator("pre").count() == 1
+        assert "maximum" in page.locator("pre").inner_text()
+        browser.close()
+    assert problems == []
+    assert all(u.startswith(("file://", "data:")) for u in requests), requests
+
+
 def _harness(*args, cwd):
     return subprocess.run(
         [sys.executable, "-m", "harness", *args], cwd=cwd, capture_output=True, text=True
@@ -122,7 +142,10 @@ def test_the_repair_command_writes_the_case_and_says_when_no_repair_exists(tmp_p
         "--into",
         str(into),
         "--code",
-        str(tmp_path / "code"),
+        str(tmp_path / "results" / "repairs" / "softplus"),
+        "--table",
+        str(tmp_path / "results" / "repairs" / "softplus.parquet"),
+        "--no-symbolic",
         "-q",
         cwd=ROOT,
     )
@@ -131,14 +154,37 @@ def test_the_repair_command_writes_the_case_and_says_when_no_repair_exists(tmp_p
     assert "naive_repaired" in {i.name for i in load_case(into).implementations}
     # The code, one module for the one framework searched, checked bit for bit (12
     # points, orders 0-2, four methods with finite differences).
-    assert [p.name for p in (tmp_path / "code").iterdir()] == ["naive_repaired_torch.py"]
+    code = tmp_path / "results" / "repairs" / "softplus"
+    assert [p.name for p in code.iterdir()] == ["naive_repaired_torch.py"]
     assert "checked by harness.check: 144 values bit for bit as judged" in proc.stdout
-    # A rule that is wrong: every rewrite computes the same wrong 3x, so none is better.
+    # The table: the original, its repair and the other alternatives, a row each, with
+    # the counts the printed table gives (12 points, orders 0-2, three methods).
+    table = read_table(tmp_path / "results" / "repairs" / "softplus.parquet")
+    assert list(table["kind"][:2]) == ["original", "repair"] and len(table) >= 3
+    assert set(table["judged"][:2]) == {108} and table["right"].iloc[1] == 108
+    # The repairs page from it, in Chromium: the alternatives and the code.
+    proc = _harness(
+        "report", "--repairs", "--results", str(tmp_path / "results"),
+        "--reports", str(tmp_path / "reports"), cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    page_path = tmp_path / "reports" / "repairs.html"
+    text = page_path.read_text()
+    assert "softplus: naive" in text and "repair, right everywhere" in text
+    assert "naive_repaired_torch.py" in text and "torch.autograd" not in text
+    _in_chromium(page_path)
+    # A rule that is wrong: every rewrite computes the same wrong 3x, so none is better
+    # (rewrites alone); the function's own derivative, 2x, is right everywhere.
     wrong = write_case(tmp_path, "wrong", WRONG_RULE)
-    proc = _harness("repair", str(wrong), "--backends", "torch", "-q", cwd=ROOT)
+    proc = _harness("repair", str(wrong), "--backends", "torch", "--no-symbolic", "-q", cwd=ROOT)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "no repair of wrong" in proc.stdout
     assert "rejected: 0 regressions, 0 fixed" in proc.stdout
+    assert "symbolic" not in proc.stdout
+    proc = _harness("repair", str(wrong), "--backends", "torch", "-q", cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    best = next(line for line in proc.stdout.splitlines() if line.startswith("best:"))
+    assert "rule (symbolic, first order)" in best and "d/dx: (2 * x)" in best, proc.stdout
     # Bad input: an implementation the case lacks, --into with two.
     proc = _harness("repair", str(wrong), "nosuch", cwd=ROOT)
     assert proc.returncode == 2 and "no implementation nosuch" in proc.stderr

@@ -98,6 +98,15 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from harness.stages.report import render_case, render_reports, render_study_pages
 
+    if args.repairs:
+        from harness.report.repairs_page import read_repairs, repairs_page
+        from harness.results import atomic_write_text
+
+        tables, codes = read_repairs(args.results)
+        out = Path(args.reports) / "repairs.html"
+        atomic_write_text(out, repairs_page(tables, codes))
+        print(f"1 page -> {out} ({len(tables)} cases)")
+        return 0
     if args.case:
         errors = Path(args.results) / args.case / "errors.parquet"
         if not errors.exists():
@@ -306,6 +315,11 @@ def build_parser() -> argparse.ArgumentParser:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--case", metavar="ID", help="render only reports/ID.html")
     which.add_argument("--index-only", action="store_true", help="render only reports/index.html")
+    which.add_argument(
+        "--repairs",
+        action="store_true",
+        help="render only reports/repairs.html (results/repairs/, the repairs target)",
+    )
     which.add_argument(
         "--frameworks-only",
         action="store_true",

@@ -37,7 +37,10 @@ def _cmd_repair(args: argparse.Namespace) -> int:
     except CaseError as exc:
         print(exc, file=sys.stderr)
         return EXIT_INVALID
-    names = args.implementations or _rewritable(case)
+    if args.causes:
+        names = [n for n in _from_causes(args.causes, case.id) if n in _rewritable(case)]
+    else:
+        names = args.implementations or _rewritable(case)
     unknown = [n for n in names if n not in {i.name for i in case.implementations}]
     if unknown:
         print(f"{args.case}: no implementation {', '.join(unknown)}", file=sys.stderr)
@@ -45,11 +48,13 @@ def _cmd_repair(args: argparse.Namespace) -> int:
     if args.into and len(names) != 1:
         print("--into takes one IMPLEMENTATION", file=sys.stderr)
         return EXIT_INVALID
+    if args.code:
+        Path(args.code).mkdir(parents=True, exist_ok=True)
     selection = Selection(
         dtypes=args.dtypes, methods=args.methods, modes=args.modes, backends=args.backends
     )
     limits = {"iterations": args.iterations, "max_nodes": args.max_nodes, "seconds": args.seconds}
-    code = 0
+    code, frames = 0, []
     for name in names:
         found = repair(
             args.case,
@@ -58,6 +63,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
             results=Path(args.results) / name if args.results else None,
             per_part=args.per_part,
             progress=None if args.quiet else Progress(),
+            symbolic=not args.no_symbolic,
             **limits,
         )
         print(f"\n{case.id}: {name} ({found.seconds:.1f} s)")
@@ -71,6 +77,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
         if not found.search.found:
             print("  no candidate: the saturation found no other form")
         print(found.table())
+        frames.append(found.frame())
         best = found.best
         if best is None:
             print(f"no repair of {name}: no candidate is right wherever it was right and better")
@@ -84,7 +91,40 @@ def _cmd_repair(args: argparse.Namespace) -> int:
             print(f"wrote {args.into} with {name}_repaired")
         if args.code and not _write_code(found, Path(args.code)):
             code = 1
+    if args.table:
+        _write_table(frames, args.table, case.id, limits)
+        print(f"wrote {args.table} ({len(names)} implementations)")
+        return 0  # the table says which got a repair
     return code
+
+
+def _from_causes(path: str, case: str) -> list[str]:
+    """The implementations of ``case`` a formula or rule root cause names (those of
+    finite differences aside: their error is the method's own)."""
+    from harness.results import read_table
+
+    roots = read_table(path)
+    mine = roots[
+        roots["kind"].isin(["formula", "rule"]) & ~roots["id"].str.contains("finite_difference")
+    ]
+    names = []
+    for listed in mine["implementations"].astype(str):
+        for item in listed.split(", "):
+            owner, _, impl = item.partition(".")
+            if owner == case and impl not in names:
+                names.append(impl)
+    return names
+
+
+def _write_table(frames, path: str, case: str, limits: dict) -> None:
+    import pandas as pd
+
+    from harness.provenance import collect
+    from harness.results import write_table
+
+    columns = ["case", "implementation", "candidate", "kind", "judged", "right"]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    write_table(table, path, collect(stage="repair", case=case, limits=limits))
 
 
 def _write_code(found, folder: Path) -> bool:
@@ -123,6 +163,14 @@ def add_repair_commands(sub) -> None:
     p.add_argument("implementations", nargs="*", help="default: every expression implementation")
     p.add_argument("--into", help="write the case with the best repair added here")
     p.add_argument(
+        "--causes",
+        metavar="ROOT_CAUSES",
+        help="repair the implementations this root-cause table's formula and rule causes name",
+    )
+    p.add_argument(
+        "--table", metavar="OUT", help="write every alternative, judged, to this parquet table"
+    )
+    p.add_argument(
         "--code", metavar="DIR", help="write the best repair as a module per framework here"
     )
     p.add_argument("--results", help="keep the proof's tables here (default: a temporary folder)")
@@ -134,5 +182,10 @@ def add_repair_commands(sub) -> None:
     p.add_argument("--iterations", type=int, default=8, help="saturation iterations")
     p.add_argument("--max-nodes", type=int, default=20000, help="e-nodes at most")
     p.add_argument("--seconds", type=float, default=10.0, help="seconds of saturation at most")
+    p.add_argument(
+        "--no-symbolic",
+        action="store_true",
+        help="rewrites only: no custom rules from the function's own derivative",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_cmd_repair)

@@ -9,6 +9,8 @@ Modules, one job each:
 - :mod:`harness.repair.saturate`: an expression's equivalent forms by equality saturation
   over that rule set (egglog), within stated limits on iterations, nodes and seconds:
   the candidates a repair is chosen from.
+- :mod:`harness.repair.derivative`: an expression's symbolic derivative (the chain rule,
+  each operator's derivative written once, as data): where custom rules start.
 - :mod:`harness.repair.candidates`: a case implementation's candidates (its expression,
   or one rule at a time, rewritten), each an implementation of the case file's shape,
   and a copy of the case with them added, for the study to judge.

@@ -24,9 +24,10 @@ import yaml
 
 from harness.backends.catalogue import BACKENDS
 from harness.cases import expressions as ex
-from harness.cases.model import Implementation
+from harness.cases.model import Implementation, NestedRule
 from harness.judge.compare import NOT_JUDGED
-from harness.repair.candidates import Candidates, candidates, with_candidates
+from harness.repair.candidates import Candidates, candidates, combined, with_candidates
+from harness.repair.regimes import regimes
 
 __all__ = ["Judged", "Repair", "judge_rows", "repair"]
 
@@ -56,6 +57,8 @@ class Judged:
     still: tuple[str, ...]
     #: Rows the original fails at and the study does not judge here (``flushed``, ...).
     unjudged: int = 0
+    #: The id of the case copy it was judged in.
+    proof_id: str = ""
 
     @property
     def share(self) -> float:
@@ -71,9 +74,16 @@ class Judged:
 
 
 def _cost(impl: Implementation) -> int:
-    """Operations per value: the nodes of the expression and of every rule."""
-    nodes = [impl.expression, *(impl.gradient or {}).values(), *(impl.tangent or {}).values()]
-    return sum(len(list(ex.walk(n))) for n in nodes if isinstance(n, ex.Node))
+    """Operations per value: the nodes of the expression and of every rule (a nested
+    rule's own expression and rules included)."""
+
+    def nodes(rule) -> int:
+        if isinstance(rule, NestedRule):
+            return len(list(ex.walk(rule.expression))) + sum(map(nodes, rule.gradient.values()))
+        return len(list(ex.walk(rule))) if isinstance(rule, ex.Node) else 0
+
+    rules = [*(impl.gradient or {}).values(), *(impl.tangent or {}).values()]
+    return nodes(impl.expression) + sum(map(nodes, rules))
 
 
 def _still(rows: pd.DataFrame) -> tuple[str, ...]:
@@ -176,7 +186,7 @@ class Repair:
             "Call it with tensors of one dtype; differentiate it as you differentiate "
             "any function."
         )
-        case = load_case(self.results / "cases" / f"{self.proof_id}.yaml")
+        case = load_case(self.results / "cases" / f"{judged.proof_id}.yaml")
         name = f"{self.implementation}_repaired"
         text = code(case, judged.name, framework, name, doc)
         # The candidate's name, where a back end names a function after it, is the repair's.
@@ -194,18 +204,43 @@ class Repair:
         text = self.code(framework, judged)
         if text is None:
             return None
-        errors = read_table(self.results / self.proof_id / "errors.parquet")
+        errors = read_table(self.results / judged.proof_id / "errors.parquet")
         rows = errors[errors["implementation"] == judged.name]
-        case = load_case(self.results / "cases" / f"{self.proof_id}.yaml")
+        case = load_case(self.results / "cases" / f"{judged.proof_id}.yaml")
         name = f"{self.implementation}_repaired"
         return check_code(
             text, framework, name, case, self.proof["inputs"], rows, self.results / "code"
         )
 
-    @property
-    def proof_id(self) -> str:
-        """The id of the case copy the candidates were judged in."""
-        return f"{self.case}_repair_{self.implementation}"
+    def frame(self) -> pd.DataFrame:
+        """The original and the alternatives as a table, a row each (``kind``:
+        ``original``, ``repair`` for the best, ``alternative``)."""
+        best = self.best
+        rows = []
+        for j in (self.original, *self.alternatives):
+            kind = "original" if j is self.original else "repair" if j is best else "alternative"
+            rows.append(
+                {
+                    "case": self.case,
+                    "implementation": self.implementation,
+                    "candidate": j.name,
+                    "kind": kind,
+                    "part": j.part,
+                    "form": j.form,
+                    "judged": j.judged,
+                    "right": j.right,
+                    "share": j.share,
+                    "regressions": j.regressions,
+                    "fixed": j.fixed,
+                    "unjudged": j.unjudged,
+                    "accepted": j is not self.original and j.accepted,
+                    "everywhere": j.everywhere,
+                    "cost": j.cost,
+                    "still": "; ".join(j.still),
+                    "seconds": self.seconds,
+                }
+            )
+        return pd.DataFrame(rows)
 
     def table(self) -> str:
         """The alternatives as text, the original first."""
@@ -248,12 +283,14 @@ def repair(
     per_part: int = 6,
     cache: bool = True,
     progress=None,
+    symbolic: bool = True,
     **limits,
 ) -> Repair:
     """Search, judge and rank the repairs of ``implementation`` of the case at
     ``case_path`` (``limits``: the saturation's, :func:`harness.repair.saturate.saturate`);
     the study's ``config`` and a ``selection`` narrow the run as they narrow
-    ``harness run``. The tables go to ``results`` (a temporary folder by default, removed
+    ``harness run``; ``symbolic``: custom rules from the function's derivative among the
+    candidates (else rewrites alone). The tables go to ``results`` (a temporary folder by default, removed
     with the result), the reference to the per-user cache."""
     from harness.cases.load import load_case
     from harness.results import atomic_write_text, read_table
@@ -264,30 +301,73 @@ def repair(
     start = time.perf_counter()
     case_path = Path(case_path)
     case = load_case(case_path)
-    found = candidates(case, implementation, per_part, **limits)
+    found = candidates(case, implementation, per_part, symbolic, **limits)
     data = yaml.safe_load(case_path.read_text(encoding="utf-8"))
     name = f"{case.id}_repair_{implementation}"
     proof = _proof_data(data, implementation, found, name)
     folder, keep = run_folder(results, prefix="harness-repair-")
     if cache:
         share_cache(folder)
-    path = folder / "cases" / f"{name}.yaml"
-    atomic_write_text(path, yaml.safe_dump(proof, sort_keys=False, width=88))
-    prep = prepare(path, config, selection or Selection())
-    run_stages(prep, folder, cache, progress)
-    errors = read_table(folder / prep.case.id / "errors.parquet")
-    loaded = {i.name: i for i in prep.case.implementations}
 
-    def judged(impl: str, part: str, form: str) -> Judged:
-        return Judged(
-            impl, part, form, _cost(loaded[impl]), **judge_rows(errors, implementation, impl)
-        )
+    def run(proof: dict, name: str, wanted) -> tuple[dict, set]:
+        """The copy ``proof`` judged: each of ``wanted`` (name, part, form) as
+        :class:`Judged`, and the back ends it ran in."""
+        path = folder / "cases" / f"{name}.yaml"
+        atomic_write_text(path, yaml.safe_dump(proof, sort_keys=False, width=88))
+        prep = prepare(path, config, selection or Selection())
+        run_stages(prep, folder, cache, progress)
+        errors = read_table(folder / prep.case.id / "errors.parquet")
+        loaded = {i.name: i for i in prep.case.implementations}
+        out = {
+            impl: Judged(
+                impl,
+                part,
+                form,
+                _cost(loaded[impl]),
+                **judge_rows(errors, implementation, impl),
+                proof_id=name,
+            )
+            for impl, part, form in wanted
+        }
+        return out, errors
 
-    original = judged(implementation, "", "")
-    alternatives = sorted(
-        (judged(c.name, c.part, c.form) for c in found.found),
-        key=lambda j: (-j.accepted, -j.right, j.cost, j.name),
-    )
+    def ranked(judged) -> list[Judged]:
+        return sorted(judged, key=lambda j: (-j.accepted, -j.right, j.cost, j.name))
+
+    wanted = [(c.name, c.part, c.form) for c in found.found]
+    first, errors = run(proof, name, [*wanted, (implementation, "", "")])
+    backends = set(errors["backend"].astype(str))
+    original = first.pop(implementation)
+    alternatives = ranked(first.values())
+    if not any(a.accepted and a.everywhere for a in alternatives):
+        # Where no part alone is right everywhere: the best expression with the best
+        # rules, and each form where it is right (regimes).
+        extra = combined(found, alternatives)
+        sides = {implementation: proof["implementations"][implementation]["expression"]}
+        sides |= {c.name: c.form for c in found.found if c.part == "expression"}
+        try:
+            extra += regimes(
+                errors,
+                proof["implementations"][implementation],
+                implementation,
+                case.input_names,
+                sides,
+                len(found.found) + len(extra) + 1,
+                OWN_ERROR,
+                NOT_JUDGED,
+            )
+        except ex.ExpressionError:  # a side written with the case's let: names
+            pass
+        if extra:
+            both = {
+                **proof,
+                "implementations": {implementation: proof["implementations"][implementation]},
+            }
+            both["implementations"].update({c.name: c.mapping for c in extra})
+            proof["implementations"].update({c.name: c.mapping for c in extra})
+            found = Candidates((*found.found, *extra), found.searches, found.skipped)
+            second, _ = run(both, f"{name}_combined", [(c.name, c.part, c.form) for c in extra])
+            alternatives = ranked([*alternatives, *second.values()])
     out = Repair(
         case.id,
         implementation,
@@ -297,7 +377,7 @@ def repair(
         round(time.perf_counter() - start, 2),
         folder,
         proof,
-        tuple(b for b in BACKENDS if b in set(errors["backend"].astype(str))),
+        tuple(b for b in BACKENDS if b in backends),
         keep,
     )
     if keep is not None:

@@ -46,6 +46,18 @@ STAGE_ENTRIES: dict[str, tuple[str, ...]] = {
     ),
     "report": ("stages/report.py",),
     "census": ("stages/census.py",),
+    "repairs_page": ("report/repairs_page.py",),
+    # The repair runs the study's stages on its copy of a case, and the check's run on
+    # the code it writes (each imported lazily, inside its functions).
+    "repair": (
+        "repair/prove.py",
+        "repair/code.py",
+        "stages/run.py",
+        "stages/prepared.py",
+        "stages/folders.py",
+        "api/run.py",
+        "backends/catalogue.py",
+    ),
 }
 
 #: The data files a module reads, beside it in the package.
@@ -120,13 +132,20 @@ def _module_sources(module: str, what: str, within: str = "") -> list[str]:
 
 def backend_sources(backend: str, stage: str = "evaluate") -> tuple[str, ...]:
     """A back end's own files, derived from its registration's imports: for ``evaluate``
-    what its back end module reaches, for ``reproduce`` what its snippet writer reaches,
+    what its back end module reaches, for ``reproduce`` what its snippet writer reaches, for ``repair``
+    its back end, code emitter and tracer,
     inside ``backends/`` (a new back end's folder needs no list here)."""
     from harness.backends.catalogue import get
 
     spec = get(backend)
-    module = spec.module if stage != "reproduce" else spec.snippet
-    return tuple(_module_sources(module, f"back end {backend!r}", "backends/"))
+    if stage == "repair":  # it evaluates, traces its code and writes it
+        modules = (spec.module, spec.emitter, spec.tracer or spec.module)
+    else:
+        modules = (spec.module if stage != "reproduce" else spec.snippet,)
+    files: dict[str, None] = {}
+    for module in modules:
+        files.update(dict.fromkeys(_module_sources(module, f"back end {backend!r}", "backends/")))
+    return tuple(files)
 
 
 def repro_sources() -> tuple[str, ...]:
