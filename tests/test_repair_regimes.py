@@ -56,7 +56,7 @@ def test_two_forms_right_on_either_side_of_a_value_make_one_regime():
     (regime,) = _regimes(errors)[:1]
     assert regime.form == "where(x > 6.0, softplus(x), log(1 + exp(x)))"
     assert regime.number == 7 and regime.mapping["expression"] == regime.form
-    assert "8 of 8 values" in regime.part
+    assert "8 of 8 values" in regime.part and "orig where x <= 6.0" in regime.part
     ex.parse(regime.form, {"x"})
     # The other way round (cand below, orig above) makes fewer values right.
     assert all("cand below" not in r.part for r in _regimes(errors)[:1])
@@ -76,3 +76,15 @@ def test_no_regime_where_a_form_alone_does_as_well_or_with_two_inputs():
 def test_a_threshold_is_the_shortest_decimal_between_the_two_values(low, high, want):
     t = threshold(low, high)
     assert low < t <= high and t == want
+
+
+def test_a_form_right_near_zero_on_both_sides_splits_by_magnitude():
+    global XS
+    saved, XS = XS, [-64.0, -8.0, -1.0, -0.5, 0.5, 1.0, 8.0, 64.0]
+    try:
+        errors = _errors({"orig": {-1.0, -0.5, 0.5, 1.0}, "cand": {-64.0, -8.0, 8.0, 64.0}})
+    finally:
+        XS = saved
+    (regime,) = _regimes(errors)[:1]
+    assert regime.form == "where(abs(x) > 3.0, softplus(x), log(1 + exp(x)))"
+    assert "4 of 4 values" in regime.part  # the magnitudes 0.5, 1, 8 and 64

@@ -28,7 +28,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
 
     from harness.cases.load import load_case
     from harness.cases.model import CaseError
-    from harness.repair.prove import repair
+    from harness.repair.prove import named_by_causes, repair
     from harness.results import atomic_write_text
     from harness.stages.prepared import Selection
 
@@ -38,7 +38,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return EXIT_INVALID
     if args.causes:
-        names = [n for n in _from_causes(args.causes, case.id) if n in _rewritable(case)]
+        names = [n for n in named_by_causes(args.causes, case.id) if n in _rewritable(case)]
     else:
         names = args.implementations or _rewritable(case)
     unknown = [n for n in names if n not in {i.name for i in case.implementations}]
@@ -96,24 +96,6 @@ def _cmd_repair(args: argparse.Namespace) -> int:
         print(f"wrote {args.table} ({len(names)} implementations)")
         return 0  # the table says which got a repair
     return code
-
-
-def _from_causes(path: str, case: str) -> list[str]:
-    """The implementations of ``case`` a formula or rule root cause names (those of
-    finite differences aside: their error is the method's own)."""
-    from harness.results import read_table
-
-    roots = read_table(path)
-    mine = roots[
-        roots["kind"].isin(["formula", "rule"]) & ~roots["id"].str.contains("finite_difference")
-    ]
-    names = []
-    for listed in mine["implementations"].astype(str):
-        for item in listed.split(", "):
-            owner, _, impl = item.partition(".")
-            if owner == case and impl not in names:
-                names.append(impl)
-    return names
 
 
 def _write_table(frames, path: str, case: str, limits: dict) -> None:

@@ -29,7 +29,7 @@ from harness.judge.compare import NOT_JUDGED
 from harness.repair.candidates import Candidates, candidates, combined, with_candidates
 from harness.repair.regimes import regimes
 
-__all__ = ["Judged", "Repair", "judge_rows", "repair"]
+__all__ = ["Judged", "Repair", "judge_rows", "named_by_causes", "repair"]
 
 #: What a row is, across the implementations of one case copy.
 ROW = ["backend", "method", "mode", "dtype", "order", "partial", "point"]
@@ -386,3 +386,21 @@ def repair(
 
         weakref.finalize(out, shutil.rmtree, str(folder), True)
     return out
+
+
+def named_by_causes(path: str, case: str) -> list[str]:
+    """The implementations of ``case`` a formula or rule root cause names (those of
+    finite differences aside: their error is the method's own)."""
+    from harness.results import read_table
+
+    roots = read_table(path)
+    mine = roots[
+        roots["kind"].isin(["formula", "rule"]) & ~roots["id"].str.contains("finite_difference")
+    ]
+    names = []
+    for listed in mine["implementations"].astype(str):
+        for item in listed.split(", "):
+            owner, _, impl = item.partition(".")
+            if owner == case and impl not in names:
+                names.append(impl)
+    return names

@@ -6,8 +6,9 @@ After the first round of judging, each form of the expression (the original's am
 them) is right or not at each input value: right where every judged row there is
 (every back end, method, mode, dtype and order; the study's unjudged outcomes count
 neither way). :func:`regimes` finds, for each pair of forms, the split of the sorted
-input values that makes the most values right with the first form below it and the
-second above, and keeps the splits that beat both forms alone. The threshold is the
+input values (or of their magnitudes: a form right near 0 on both sides, the other far
+from it) that makes the most values right with the first form below it and the second
+above, and keeps the splits that beat both forms alone. The threshold is the
 shortest decimal between the two values the split falls between (their geometric mean
 where both have one sign, a guide to the search); the edges of the regime's own verdicts
 are bisected by the second round's judging like any others. One input only: a split of
@@ -29,13 +30,19 @@ __all__ = ["regimes", "right_by_value", "threshold"]
 
 
 def right_by_value(
-    errors: pd.DataFrame, names: Sequence[str], skip: Sequence[str], unjudged: Sequence[str]
+    errors: pd.DataFrame,
+    names: Sequence[str],
+    skip: Sequence[str],
+    unjudged: Sequence[str],
+    magnitude: bool = False,
 ) -> pd.DataFrame:
-    """One row per input value (float32-rounded, so that each dtype's point is one),
-    one column per implementation: right at every judged row there."""
+    """One row per input value (float32-rounded, so that each dtype's point is one; with
+    ``magnitude``, per absolute value, both signs together), one column per
+    implementation: right at every judged row there."""
     (x,) = names
     rows = errors[~errors["method"].isin(skip)].copy()
-    rows["at"] = rows[x].to_numpy(dtype="float64").astype("float32").astype("float64")
+    at = rows[x].to_numpy(dtype="float64").astype("float32").astype("float64")
+    rows["at"] = abs(at) if magnitude else at
     outcome = rows["outcome"].astype(str)
     rows["fails"] = ~(outcome.eq("ok") | outcome.isin(unjudged))
     table = rows.groupby(["at", "implementation"], observed=True)["fails"].any().unstack()
@@ -83,27 +90,32 @@ def regimes(
     mapping, whose rules a regime keeps."""
     if len(names) != 1 or len(forms) < 2:
         return ()
-    right = right_by_value(errors, names, skip, unjudged)
-    sides = [n for n in forms if n in right.columns]
-    at = right.index.to_numpy()
-    found = []  # (count, lower side, upper side, threshold)
-    for lower in sides:
-        for upper in sides:
-            if upper == lower:
-                continue
-            a, b = right[lower].to_numpy(), right[upper].to_numpy()
-            s, count = _best_split(a, b)
-            if 0 < s < len(at) and count > max(a.sum(), b.sum()):
-                found.append((count, lower, upper, threshold(at[s - 1], at[s])))
-    found.sort(key=lambda r: (-r[0], r[1], r[2]))
     (x,) = names
+    found = []  # (count, lower side, upper side, what is split, threshold, values)
+    # Split the input itself, or its magnitude (a form right near 0 on both sides, the
+    # other far from it).
+    for split, magnitude in ((x, False), (f"abs({x})", True)):
+        right = right_by_value(errors, names, skip, unjudged, magnitude)
+        sides = [n for n in forms if n in right.columns]
+        at = right.index.to_numpy()
+        for lower in sides:
+            for upper in sides:
+                if upper == lower:
+                    continue
+                a, b = right[lower].to_numpy(), right[upper].to_numpy()
+                s, count = _best_split(a, b)
+                if 0 < s < len(at) and count > max(a.sum(), b.sum()):
+                    t = threshold(at[s - 1], at[s])
+                    share = count / len(at)
+                    found.append((share, lower, upper, split, t, f"{count} of {len(at)}"))
+    found.sort(key=lambda r: (-r[0], r[3] != x, r[1], r[2]))  # the input itself on a tie
     out = []
-    for count, lower, upper, t in found[:most]:
-        text = f"where({x} > {t!r}, {forms[upper]}, {forms[lower]})"
+    for _, lower, upper, split, t, count in found[:most]:
+        text = f"where({split} > {t!r}, {forms[upper]}, {forms[lower]})"
         ex.parse(text, set(names))  # a form the case language holds
         mapping = {k: v for k, v in original.items() if k in ("gradient", "tangent")}
         mapping["expression"] = text
-        part = f"regime ({lower} below {t!r}, {upper} above: {count} of {len(at)} values)"
+        part = f"regime ({lower} where {split} <= {t!r}, {upper} above: {count} values)"
         out.append(
             Candidate(
                 implementation,
