@@ -103,6 +103,11 @@ IDENTITIES: tuple[Identity, ...] = (
              _both("x", lo=-200.0, hi=200.0),
              "exp(x) overflows for x above about 88 in float32 (the documented custom "
              "gradient's rule, seed 002)", ("functions",)),
+    Identity("sigmoid_difference", "sigmoid(x) - sigmoid(-x)", "tanh(x / 2)", _both("x"),
+             "the difference cancels near 0, where tanh(x/2) is about x/2 (softplus's "
+             "third derivative)", ("functions",)),
+    Identity("sigmoid_difference_negated", "sigmoid(-x) - sigmoid(x)", "-tanh(x / 2)",
+             _both("x"), "the same, the other way round", ("functions",)),
     Identity("sigmoid_complement", "1 - sigmoid(x)", "sigmoid(-x)", _both("x"),
              "1 - sigmoid(x) cancels for large x", ("functions",)),
     Identity("log_sigmoid", "log(sigmoid(x))", "-softplus(-x)", _both("x", lo=-200.0, hi=200.0),
