@@ -50,7 +50,10 @@ def main() -> int:
         from harness.cases.load import load_case
 
         def rewritable(case: str, impl: str) -> bool:
-            found = load_case(ROOT / "cases" / f"{case}.yaml").implementation(impl)
+            loaded = load_case(ROOT / "cases" / f"{case}.yaml")
+            if not hasattr(loaded, "implementation"):  # an experiment's case
+                return False
+            found = loaded.implementation(impl)
             return not found.registered and found.expression is not None
 
         pairs = [(c, i) for c in cases for i in named_by_causes(args.causes, c) if rewritable(c, i)]
