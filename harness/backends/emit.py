@@ -15,9 +15,9 @@ harness judged. No framework here: this module writes text.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-__all__ = ["module"]
+__all__ = ["implementation_module", "module"]
 
 
 def module(
@@ -56,3 +56,25 @@ def module(
         f"    return _build({dtype_of.format(x=names[0])})({args})",
     ]
     return "\n".join(lines) + "\n"
+
+
+def implementation_module(
+    write: Callable,
+    header: str,
+    dtype_of: str,
+    case,
+    implementation: str,
+    name: str,
+    doc: str,
+    names: Sequence[str] = (),
+) -> str | None:
+    """The module defining ``name`` (of the case's inputs, or ``names``): the case's
+    ``implementation`` as the back end's snippet ``write`` writes it, with ``header``
+    and ``dtype_of`` (:func:`module`); ``None`` where the framework cannot hold it (a rule
+    it has no place for, a registered implementation without a port)."""
+    names = list(names or case.input_names)
+    written = write(case, implementation, names)
+    if written is None:
+        return None
+    blocks, _ = written
+    return module(name, names, blocks, header, dtype_of, doc)

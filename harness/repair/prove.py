@@ -290,8 +290,8 @@ def repair(
     ``case_path`` (``limits``: the saturation's, :func:`harness.repair.saturate.saturate`);
     the study's ``config`` and a ``selection`` narrow the run as they narrow
     ``harness run``; ``symbolic``: custom rules from the function's derivative among the
-    candidates (else rewrites alone). The tables go to ``results`` (a temporary folder by default, removed
-    with the result), the reference to the per-user cache."""
+    candidates (else rewrites alone). The tables go to ``results`` (a temporary folder
+    by default, removed with the result), the reference to the per-user cache."""
     from harness.cases.load import load_case
     from harness.results import atomic_write_text, read_table
     from harness.stages.folders import run_folder, share_cache

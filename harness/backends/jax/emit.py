@@ -1,27 +1,21 @@
 """JAX code for a case's implementation (:mod:`harness.backends.emit`): the functions
-its reproducers write (``snippet.write``), a ``jax.custom_jvp`` function (a ``jax.custom_vjp`` one for reverse rules) where it has rules, as one module to paste. No JAX
-here: this writes text."""
+its reproducers write (``snippet.write``), a ``jax.custom_jvp`` function
+(``jax.custom_vjp`` for reverse rules) where it has rules, as one module to paste. No
+JAX here: this writes text."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from functools import partial
 
-from harness.backends.emit import module
+from harness.backends.emit import implementation_module
 from harness.backends.jax.snippet import write
-from harness.cases.model import Case
 
-__all__ = ["HEADER", "emit"]
+__all__ = ["DTYPE_OF", "HEADER", "emit"]
 
 HEADER = "import math\n\nimport jax\nimport jax.numpy as jnp"
+#: How an input names its dtype (``{x}``: the input's name).
+DTYPE_OF = "jnp.result_type({x})"
 
-
-def emit(case: Case, implementation: str, name: str, doc: str, names: Sequence[str] = ()):
-    """The module defining ``name`` (of the case's inputs, or ``names``): the case's
-    ``implementation`` in JAX; ``None`` where JAX cannot hold it (a rule it has no
-    place for, a registered implementation without a port)."""
-    names = list(names or case.input_names)
-    written = write(case, implementation, names)
-    if written is None:
-        return None
-    blocks, _ = written
-    return module(name, names, blocks, HEADER, "jnp.result_type({x})", doc)
+#: ``emit(case, implementation, name, doc, names=())``: the module of a case's
+#: implementation in JAX (:func:`harness.backends.emit.implementation_module`).
+emit = partial(implementation_module, write, HEADER, DTYPE_OF)

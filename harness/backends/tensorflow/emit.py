@@ -1,27 +1,20 @@
-"""TensorFlow code for a case's implementation (:mod:`harness.backends.emit`): the functions
-its reproducers write (``snippet.write``), a ``tf.custom_gradient`` function where it has rules, as one module to paste. No TensorFlow
-here: this writes text."""
+"""TensorFlow code for a case's implementation (:mod:`harness.backends.emit`): the
+functions its reproducers write (``snippet.write``), a ``tf.custom_gradient`` function
+where it has rules, as one module to paste. No TensorFlow here: this writes text."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from functools import partial
 
-from harness.backends.emit import module
+from harness.backends.emit import implementation_module
 from harness.backends.tensorflow.snippet import write
-from harness.cases.model import Case
 
-__all__ = ["HEADER", "emit"]
+__all__ = ["DTYPE_OF", "HEADER", "emit"]
 
 HEADER = "import math\n\nimport tensorflow as tf"
+#: How an input names its dtype (``{x}``: the input's name).
+DTYPE_OF = "{x}.dtype"
 
-
-def emit(case: Case, implementation: str, name: str, doc: str, names: Sequence[str] = ()):
-    """The module defining ``name`` (of the case's inputs, or ``names``): the case's
-    ``implementation`` in TensorFlow; ``None`` where TensorFlow cannot hold it (a rule it has no
-    place for, a registered implementation without a port)."""
-    names = list(names or case.input_names)
-    written = write(case, implementation, names)
-    if written is None:
-        return None
-    blocks, _ = written
-    return module(name, names, blocks, HEADER, "{x}.dtype", doc)
+#: ``emit(case, implementation, name, doc, names=())``: the module of a case's
+#: implementation in TensorFlow (:func:`harness.backends.emit.implementation_module`).
+emit = partial(implementation_module, write, HEADER, DTYPE_OF)
